@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# Install the ceph-sla mgr module on a package-based (non-container) Ceph host.
+#
+#   deploy/install.sh [--module-path DIR] [--dry-run] [--uninstall] [--force]
+#
+# Copies mgr_sla/ to <mgr module path>/sla/ and crush_rules/ to
+# <mgr module path>/sla/crush_rules/ (the module imports it from there).
+# Run it on every host that runs a ceph-mgr: a standby that lacks the module
+# cannot run it after a failover. Running it again replaces the installed copy
+# with the same files (idempotent). It never talks to the cluster.
+set -euo pipefail
+
+PROG=${0##*/}
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+MODULE_NAME=sla
+MARKER=.ceph-sla-installed  # uninstall removes only a directory carrying it
+MGR_PYTHON=${MGR_PYTHON:-/usr/bin/python3}  # the interpreter ceph-mgr embeds
+MIN_MAJOR=16
+
+module_path=""
+dry_run=0
+uninstall=0
+force=0
+
+usage() {
+    cat <<EOF
+Usage: $PROG [options]
+  --module-path DIR  mgr module directory (default: ceph-conf's mgr_module_path,
+                     else /usr/share/ceph/mgr); the module goes to DIR/$MODULE_NAME
+  --source DIR       ceph-sla source tree (default: $SRC)
+  --dry-run          print what would be done, change nothing
+  --uninstall        remove DIR/$MODULE_NAME (only if this script installed it)
+  --force            install over / remove a $MODULE_NAME directory this script did
+                     not create; install although the Ceph release is unknown
+  -h, --help         this text
+Environment: MGR_PYTHON (default /usr/bin/python3) is checked for prometheus_client.
+EOF
+}
+
+die() { echo "$PROG: error: $*" >&2; exit 1; }
+warn() { echo "$PROG: warning: $*" >&2; }
+say() { echo "$PROG: $*"; }
+run() {
+    # Every change goes through here so --dry-run shows it and does nothing.
+    if ((dry_run)); then
+        echo "would run: $*"
+    else
+        "$@"
+    fi
+}
+
+while (($#)); do
+    case $1 in
+        --module-path) [[ $# -ge 2 ]] || die "--module-path needs a directory"; module_path=$2; shift 2 ;;
+        --module-path=*) module_path=${1#*=}; shift ;;
+        --source) [[ $# -ge 2 ]] || die "--source needs a directory"; SRC=$2; shift 2 ;;
+        --source=*) SRC=${1#*=}; shift ;;
+        --dry-run) dry_run=1; shift ;;
+        --uninstall) uninstall=1; shift ;;
+        --force) force=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) usage >&2; die "unknown argument: $1" ;;
+    esac
+done
+
+detect_module_path() {
+    local p=""
+    if command -v ceph-conf >/dev/null 2>&1; then
+        # mgr_module_path is read from the [mgr] section when the mgr starts;
+        # ask as a mgr so a [mgr] override in ceph.conf is seen.
+        p=$(ceph-conf --name "mgr.$(hostname -s)" --show-config-value mgr_module_path 2>/dev/null) ||
+            p=$(ceph-conf --show-config-value mgr_module_path 2>/dev/null) || p=""
+    fi
+    echo "${p:-/usr/share/ceph/mgr}"
+}
+
+release_name() {
+    case $1 in
+        16) echo pacific ;; 17) echo quincy ;; 18) echo reef ;;
+        19) echo squid ;; 20) echo tentacle ;; *) echo unknown ;;
+    esac
+}
+
+check_ceph_release() {
+    local out major
+    if ! out=$(ceph --version 2>/dev/null); then
+        if ((force)); then
+            warn "'ceph --version' failed; release not checked (--force)"
+            return
+        fi
+        warn "'ceph --version' failed (ceph-common not installed?); cannot check the Ceph release"
+        warn "the module needs Ceph 16 (Pacific) or newer; continuing"
+        return
+    fi
+    # "ceph version 18.2.7 (<sha1>) reef (stable)"
+    major=$(sed -n 's/^ceph version \([0-9][0-9]*\)\..*/\1/p' <<<"$out")
+    [[ -n $major ]] || die "cannot parse 'ceph --version' output: $out"
+    if ((major < MIN_MAJOR)); then
+        die "Ceph $major.x is too old: ceph-sla needs Ceph $MIN_MAJOR (Pacific) or newer (found: $out)"
+    fi
+    say "Ceph release: $major ($(release_name "$major"))"
+    if ((major > 20)); then
+        warn "Ceph $major is newer than the releases ceph-sla was written for (16-20)"
+    fi
+    # 'ceph --version' is this host's client; the mgr daemons may differ.
+    say "check the running daemons with 'ceph versions' before enabling the module"
+}
+
+check_prometheus_client() {
+    if [[ ! -x $MGR_PYTHON ]]; then
+        warn "$MGR_PYTHON not found; cannot check prometheus_client"
+    elif "$MGR_PYTHON" -c 'import prometheus_client' 2>/dev/null; then
+        say "prometheus_client: importable by $MGR_PYTHON (metrics endpoint available)"
+    else
+        warn "prometheus_client is not importable by $MGR_PYTHON: the sla module works but"
+        warn "serves no metrics. Install it: apt-get install python3-prometheus-client"
+        warn "(or dnf install python3-prometheus_client), then restart the mgr"
+    fi
+}
+
+installed_by_us() { [[ -f $1/$MARKER ]]; }
+
+version() {
+    sed -n 's/^[[:space:]]*version="\([^"]*\)".*/\1/p' "$SRC/setup.py" 2>/dev/null | head -n1
+}
+
+do_install() {
+    local dest=$1 parent stage
+    [[ -f $SRC/mgr_sla/__init__.py ]] || die "$SRC/mgr_sla/__init__.py missing: not a ceph-sla source tree"
+    [[ -f $SRC/crush_rules/__init__.py ]] || die "$SRC/crush_rules/__init__.py missing: not a ceph-sla source tree"
+    if [[ -e $dest ]] && ! installed_by_us "$dest" && ((!force)); then
+        die "$dest exists and was not installed by $PROG; remove it or use --force"
+    fi
+    parent=$(dirname "$dest")
+    [[ -d $parent ]] || die "module path $parent does not exist (wrong --module-path?)"
+
+    # Build the new copy next to the old one and swap, so a mgr starting
+    # meanwhile sees either the old or the new module, never half of one.
+    stage="$parent/.$MODULE_NAME.new.$$"
+    run rm -rf "$stage"
+    run mkdir -p "$stage"
+    run cp -R "$SRC/mgr_sla/." "$stage/"
+    run rm -rf "$stage/crush_rules"
+    run cp -R "$SRC/crush_rules" "$stage/crush_rules"
+    # Bytecode and test leftovers from the source tree are not part of the module.
+    run find "$stage" \( -name __pycache__ -o -name '*.pyc' -o -name '*.pyo' \) -prune -exec rm -rf {} +
+    if ((dry_run)); then
+        echo "would write: $stage/$MARKER"
+    else
+        printf 'installed-by=ceph-sla deploy/install.sh\nversion=%s\n' "$(version)" >"$stage/$MARKER"
+    fi
+    run chmod -R u=rwX,go=rX "$stage"
+    if [[ -e $dest ]]; then
+        run rm -rf "$parent/.$MODULE_NAME.old.$$"
+        run mv "$dest" "$parent/.$MODULE_NAME.old.$$"
+        run mv "$stage" "$dest"
+        run rm -rf "$parent/.$MODULE_NAME.old.$$"
+    else
+        run mv "$stage" "$dest"
+    fi
+    if ((dry_run)); then
+        say "dry run: would install the sla module in $dest"
+    else
+        say "installed the sla module in $dest"
+    fi
+}
+
+do_uninstall() {
+    local dest=$1
+    if [[ ! -e $dest ]]; then
+        say "$dest does not exist: nothing to uninstall"
+        return
+    fi
+    if ! installed_by_us "$dest" && ((!force)); then
+        die "$dest was not installed by $PROG (no $MARKER); use --force to remove it anyway"
+    fi
+    run rm -rf "$dest"
+    ((dry_run)) || say "removed $dest"
+}
+
+main() {
+    [[ -n $module_path ]] || module_path=$(detect_module_path)
+    module_path=${module_path%/}
+    local dest="$module_path/$MODULE_NAME"
+    ((dry_run)) && say "dry run: nothing will be changed"
+
+    if ((uninstall)); then
+        do_uninstall "$dest"
+        cat <<EOF
+
+Next steps (on a node with the admin keyring):
+  ceph mgr module disable $MODULE_NAME   # before removing it from every mgr host
+  ceph mgr fail                  # the running mgr forgets the module
+Pools keep the CRUSH rule they have now; set them back with
+  ceph osd pool set <pool> crush_rule <rule>
+EOF
+        return
+    fi
+
+    check_ceph_release
+    check_prometheus_client
+    do_install "$dest"
+    cat <<EOF
+
+Next steps (on a node with the admin keyring; install on every mgr host first):
+  ceph mgr fail                   # a running mgr only sees new modules after a restart/failover
+  ceph mgr module enable $MODULE_NAME
+  ceph sla rules apply            # create the sla_* CRUSH rules
+  ceph sla status
+Metrics: http://<active mgr>:9284/metrics (mgr/sla/metrics_port); see docs/observability.md.
+EOF
+}
+
+main

@@ -1,0 +1,323 @@
+#!/usr/bin/env bash
+# A real Ceph cluster on loopback for the tests and the demo: one mon, one mgr
+# and N OSDs from Debian's packages, every file under DIR, cephx on, msgr2 on.
+#
+#   minicluster.sh up DIR [--osds N] [--objectstore memstore|bluestore]
+#   minicluster.sh down DIR
+#   minicluster.sh status DIR
+#
+# `up` returns when every OSD is up and every PG is active+clean. `down` stops
+# exactly the daemons that `up` recorded in DIR/pids, by PID, and waits until
+# they are gone. Nothing is ever stopped by name.
+set -euo pipefail
+
+CHECKOUT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PKG_MGR_DIR=/usr/share/ceph/mgr
+UP_DEADLINE_SECS=${SLA_MINICLUSTER_DEADLINE:-180}
+
+die() { echo "minicluster: $*" >&2; exit 1; }
+
+usage() {
+    sed -n '5,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+}
+
+# A pid belongs to this cluster only if its command line names this DIR's
+# ceph.conf: a recycled pid of some other process is never signalled.
+owns_pid() {
+    local pid=$1 dir=$2
+    [ -r "/proc/$pid/cmdline" ] || return 1
+    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "$dir/ceph.conf"
+}
+
+live_pids() {
+    local dir=$1 name pid
+    [ -f "$dir/pids" ] || return 0
+    while read -r name pid; do
+        if owns_pid "$pid" "$dir"; then echo "$pid"; fi
+    done <"$dir/pids"
+}
+
+# Two consecutive free ports for the mon (v2, v1) and a free block of 200 for
+# the mgr's and OSDs' messengers, so two clusters never share a port range.
+pick_ports() {
+    /usr/bin/python3 - <<'EOF'
+import random, socket
+def free(port):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+rng = random.SystemRandom()
+for _ in range(200):
+    base = rng.randrange(20000, 60000, 2)
+    if all(free(p) for p in range(base, base + 202, 5)) and free(base) and free(base + 1):
+        print(base, base + 2, base + 201)
+        break
+else:
+    raise SystemExit("no free port block found")
+EOF
+}
+
+cephc() { ceph -c "$DIR/ceph.conf" --connect-timeout 20 "$@"; }
+
+start_daemon() {
+    # start_daemon NAME BINARY ARGS... : foreground daemon in its own session,
+    # stdio to its log, pid recorded before anything else can fail.
+    local name=$1; shift
+    setsid "$@" -f -c "$DIR/ceph.conf" </dev/null >>"$DIR/log/$name.stdout" 2>&1 &
+    echo "$name $!" >>"$DIR/pids"
+}
+
+log_tail() {
+    local f
+    for f in "$DIR"/log/*.log "$DIR"/log/*.stdout; do
+        [ -s "$f" ] || continue
+        echo "---- last lines of $f" >&2
+        tail -n 15 "$f" >&2
+    done
+}
+
+fail_up() {
+    echo "minicluster: $*" >&2
+    log_tail
+    do_down "$DIR" >&2 || true
+    exit 1
+}
+
+# Wait until a condition command succeeds, or fail with what was seen.
+wait_for() {
+    local what=$1 deadline=$2; shift 2
+    local seen=""
+    while :; do
+        dead_daemon_check
+        if seen=$("$@" 2>&1); then return 0; fi
+        if [ "$(date +%s)" -ge "$deadline" ]; then
+            fail_up "timed out waiting for $what; last seen: ${seen:0:400}"
+        fi
+        sleep 0.5
+    done
+}
+
+dead_daemon_check() {
+    local name pid
+    while read -r name pid; do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            fail_up "daemon $name (pid $pid) died; see $DIR/log/$name.log"
+        fi
+    done <"$DIR/pids"
+}
+
+write_conf() {
+    local fsid=$1 mon_port=$2 port_min=$3 port_max=$4 objectstore=$5
+    cat >"$DIR/ceph.conf" <<EOF
+[global]
+fsid = $fsid
+mon host = [v2:127.0.0.1:$mon_port,v1:127.0.0.1:$((mon_port + 1))]
+public addr = 127.0.0.1
+ms bind ipv6 = false
+ms bind port min = $port_min
+ms bind port max = $port_max
+auth cluster required = cephx
+auth service required = cephx
+auth client required = cephx
+auth allow insecure global id reclaim = false
+run dir = $DIR/run
+admin socket = $DIR/run/\$name.asok
+log file = $DIR/log/\$name.log
+log to stderr = false
+err to stderr = true
+crash dir = $DIR/crash
+exporter sock dir = $DIR/run
+mon data = $DIR/mon/\$cluster-\$id
+mgr data = $DIR/mgr/\$cluster-\$id
+osd data = $DIR/osd/\$cluster-\$id
+mon allow pool delete = true
+mon allow pool size one = true
+mon data avail warn = 1
+mon data avail crit = 0
+mon warn on pool no redundancy = false
+mon max pg per osd = 1000
+osd pool default size = 3
+osd pool default min size = 2
+osd pool default pg autoscale mode = off
+osd crush chooseleaf type = 1
+osd crush update on start = false
+osd class update on start = false
+osd objectstore = $objectstore
+memstore device bytes = 2147483648
+bluestore block path = $DIR/osd/\$cluster-\$id/block
+bluestore block create = true
+bluestore block size = 10737418240
+bluestore fsck on mkfs = false
+osd memory target = 536870912
+bluestore cache autotune = false
+bluestore cache size = 67108864
+osd op num shards = 2
+osd op num threads per shard = 1
+mgr module path = $DIR/mgr-modules
+
+[client]
+keyring = $DIR/keyring
+
+[mon]
+keyring = \$mon_data/keyring
+
+[mgr]
+keyring = \$mgr_data/keyring
+
+[osd]
+keyring = \$osd_data/keyring
+EOF
+}
+
+# Every packaged module, plus `sla` from this checkout: ceph-mgr loads modules
+# from exactly one directory (CEPH-FACTS.md).
+make_module_path() {
+    mkdir -p "$DIR/mgr-modules"
+    local m
+    for m in "$PKG_MGR_DIR"/*; do
+        ln -sfn "$m" "$DIR/mgr-modules/$(basename "$m")"
+    done
+    ln -sfn "$CHECKOUT/mgr_sla" "$DIR/mgr-modules/sla"
+}
+
+mgr_available() {
+    cephc mgr stat -f json | /usr/bin/python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+print(s)
+sys.exit(0 if s.get("available") else 1)'
+}
+
+osds_up_and_clean() {
+    cephc status -f json | /usr/bin/python3 -c '
+import json, sys
+want = int(sys.argv[1])
+s = json.load(sys.stdin)
+om = s["osdmap"].get("osdmap", s["osdmap"])
+pg = s["pgmap"]
+states = {d["state_name"]: d["count"] for d in pg.get("pgs_by_state", [])}
+clean = states.get("active+clean", 0)
+ok = om["num_up_osds"] == want and om["num_in_osds"] == want and clean == pg["num_pgs"]
+print("osds up %s/%s, pgs %s" % (om["num_up_osds"], want, states))
+sys.exit(0 if ok else 1)' "$1"
+}
+
+do_up() {
+    local osds=8 objectstore=memstore
+    while [ $# -gt 0 ]; do
+        case $1 in
+            --osds) osds=${2:?--osds needs a number}; shift 2 ;;
+            --objectstore) objectstore=${2:?--objectstore needs memstore or bluestore}; shift 2 ;;
+            *) die "unknown option '$1'" ;;
+        esac
+    done
+    case $objectstore in memstore|bluestore) ;; *) die "objectstore must be memstore or bluestore, not '$objectstore'" ;; esac
+    [[ $osds =~ ^[0-9]+$ ]] && [ "$osds" -ge 2 ] && [ $((osds % 2)) -eq 0 ] \
+        || die "--osds must be an even number >= 2 (hosts hold one hdd and one ssd OSD), not '$osds'"
+    local bin
+    for bin in ceph-mon ceph-mgr ceph-osd ceph ceph-authtool monmaptool; do
+        command -v "$bin" >/dev/null || die "$bin not found: install Ceph with 'apt-get install -y --no-install-recommends ceph-mon ceph-mgr ceph-osd ceph-common ceph-base'"
+    done
+    if [ -n "$(live_pids "$DIR")" ]; then
+        die "$DIR holds a running cluster: run '$0 down $DIR' first or use another DIR"
+    fi
+    if [ -e "$DIR" ] && [ -n "$(ls -A "$DIR" 2>/dev/null)" ]; then
+        die "$DIR is not empty: remove it or use another DIR"
+    fi
+    mkdir -p "$DIR"/{run,log,crash,mon,mgr/ceph-x,osd}
+    : >"$DIR/pids"
+    local t0 ports mon_port port_min port_max fsid deadline
+    t0=$(date +%s)
+    deadline=$((t0 + UP_DEADLINE_SECS))
+    ports=$(pick_ports) || die "no free ports on 127.0.0.1"
+    read -r mon_port port_min port_max <<<"$ports"
+    fsid=$(uuidgen)
+    write_conf "$fsid" "$mon_port" "$port_min" "$port_max" "$objectstore"
+    make_module_path
+    trap 'fail_up "interrupted"' INT TERM
+
+    # mon
+    ceph-authtool --create-keyring "$DIR/mon.keyring" --gen-key -n mon. --cap mon 'allow *' >/dev/null
+    ceph-authtool --create-keyring "$DIR/keyring" --gen-key -n client.admin \
+        --cap mon 'allow *' --cap osd 'allow *' --cap mds 'allow *' --cap mgr 'allow *' >/dev/null
+    ceph-authtool "$DIR/mon.keyring" --import-keyring "$DIR/keyring" >/dev/null
+    monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$mon_port,v1:127.0.0.1:$((mon_port + 1))]" \
+        "$DIR/monmap" >/dev/null
+    ceph-mon -c "$DIR/ceph.conf" --mkfs -i a --monmap "$DIR/monmap" \
+        --keyring "$DIR/mon.keyring" >>"$DIR/log/mkfs.log" 2>&1 || fail_up "mon mkfs failed"
+    start_daemon mon.a ceph-mon -i a
+    wait_for "the mon to answer" "$deadline" cephc mon stat
+
+    # mgr
+    cephc auth get-or-create mgr.x mon 'allow profile mgr' osd 'allow *' mds 'allow *' \
+        -o "$DIR/mgr/ceph-x/keyring" >/dev/null
+    start_daemon mgr.x ceph-mgr -i x
+
+    # OSDs: host K holds osd.2K (hdd) and osd.2K+1 (ssd)
+    local i uuid key id host cls
+    local hdd=() ssd=()
+    for ((i = 0; i < osds; i++)); do
+        uuid=$(uuidgen)
+        key=$(ceph-authtool --gen-print-key)
+        id=$(echo "{\"cephx_secret\": \"$key\"}" | cephc osd new "$uuid" -i -)
+        [ "$id" = "$i" ] || fail_up "expected osd id $i, got '$id'"
+        mkdir -p "$DIR/osd/ceph-$id"
+        printf '[osd.%s]\n\tkey = %s\n' "$id" "$key" >"$DIR/osd/ceph-$id/keyring"
+        ceph-osd -c "$DIR/ceph.conf" -i "$id" --mkfs --osd-uuid "$uuid" \
+            >>"$DIR/log/mkfs.log" 2>&1 || fail_up "mkfs of osd.$id failed"
+        host=host$((i / 2))
+        if [ $((i % 2)) -eq 0 ]; then cls=hdd; hdd+=("osd.$id"); else cls=ssd; ssd+=("osd.$id"); fi
+        cephc osd crush add "osd.$id" 1.0 "host=$host" root=default >/dev/null 2>&1 \
+            || fail_up "could not place osd.$id in $host"
+        start_daemon "osd.$id" ceph-osd -i "$id"
+    done
+    cephc osd crush set-device-class hdd "${hdd[@]}" >/dev/null 2>&1
+    cephc osd crush set-device-class ssd "${ssd[@]}" >/dev/null 2>&1
+    wait_for "the mgr to be active" "$deadline" mgr_available
+    wait_for "$osds OSDs up and all PGs active+clean" "$deadline" osds_up_and_clean "$osds"
+    trap - INT TERM
+    echo "minicluster: up in $(($(date +%s) - t0)) s: 1 mon, 1 mgr, $osds OSDs ($objectstore) in $DIR"
+    echo "minicluster: export CEPH_CONF=$DIR/ceph.conf"
+}
+
+do_down() {
+    local dir=$1 pids pid waited=0
+    [ -f "$dir/pids" ] || { echo "minicluster: nothing recorded in $dir"; return 0; }
+    pids=$(live_pids "$dir")
+    for pid in $pids; do kill -TERM "$pid" 2>/dev/null || true; done
+    while [ -n "$(live_pids "$dir")" ]; do
+        if [ "$waited" -ge 300 ]; then   # 30 s: then the hard way, still by pid
+            for pid in $(live_pids "$dir"); do kill -KILL "$pid" 2>/dev/null || true; done
+        fi
+        if [ "$waited" -ge 400 ]; then die "daemons of $dir did not stop: $(live_pids "$dir" | tr '\n' ' ')"; fi
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    : >"$dir/pids"
+    echo "minicluster: stopped $(echo "$pids" | wc -w) daemons of $dir"
+}
+
+do_status() {
+    local name pid
+    [ -f "$1/pids" ] || die "no cluster recorded in $1"
+    while read -r name pid; do
+        if owns_pid "$pid" "$1"; then echo "$name $pid running"; else echo "$name $pid gone"; fi
+    done <"$1/pids"
+}
+
+[ $# -ge 2 ] || usage
+cmd=$1
+DIR=$(realpath -m "$2")
+shift 2
+case $cmd in
+    up) do_up "$@" ;;
+    down) do_down "$DIR" ;;
+    status) do_status "$DIR" ;;
+    *) usage ;;
+esac

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# release-root.sh - Debian roots holding a newer Ceph release, to run its
+# daemons with `chroot ROOT ...` next to the host's Pacific.
+#
+#   release-root.sh ensure reef|tentacle [--cache DIR]   build if missing; last stdout line = root
+#   release-root.sh path   reef|tentacle [--cache DIR]   print the root if ready, else exit 1
+#
+# reef = Debian trixie (Ceph 18.2.x), tentacle = Debian sid (Ceph 20.2.x).
+# DIR defaults to $SLA_ROOT_CACHE or /var/cache/ceph-sla/roots. The mirror is
+# the one the host's apt uses ($SLA_DEBIAN_MIRROR overrides). See
+# docs/releases-notes.md for running daemons from a root.
+set -euo pipefail
+
+PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common ceph-base python3-prometheus-client)
+
+die() { echo "release-root: $*" >&2; exit 1; }
+usage() { die "usage: release-root.sh ensure|path reef|tentacle [--cache DIR]"; }
+
+[ $# -ge 2 ] || usage
+cmd=$1 release=$2
+shift 2
+cache=${SLA_ROOT_CACHE:-/var/cache/ceph-sla/roots}
+while [ $# -gt 0 ]; do
+    case $1 in
+        --cache) [ $# -ge 2 ] || usage; cache=$2; shift 2 ;;
+        *) usage ;;
+    esac
+done
+case $release in
+    reef) suite=trixie ;;
+    tentacle) suite=sid ;;
+    *) usage ;;
+esac
+cache=$(realpath -m "$cache")
+root=$cache/$release
+
+if [ "$cmd" = path ]; then
+    [ -f "$root/.sla-root-ok" ] || die "no $release root in $cache: run 'release-root.sh ensure $release'"
+    echo "$root"
+    exit 0
+fi
+[ "$cmd" = ensure ] || usage
+[ "$(id -u)" = 0 ] || die "must run as root (debootstrap, mount and chroot need it)"
+
+# Everything but the final path goes to stderr, so `r=$(release-root.sh ensure reef)` works.
+exec 3>&1 1>&2
+
+# The URI of the host's apt source for its own codename (one-line and deb822 files).
+host_mirror() {
+    local codename f
+    codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+    [ -n "$codename" ] || return 0
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [ -f "$f" ] || continue
+        sed -e 's/\[[^]]*\]//' "$f" | awk -v c="$codename" '$1 == "deb" && $3 == c { print $2 }'
+    done
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [ -f "$f" ] || continue
+        awk -v c="$codename" '
+            function flush() { if (on && uris != "" && (" " suites " ") ~ (" " c " ")) { split(uris, u, " "); print u[1] } uris = suites = ""; on = 1 }
+            BEGIN { on = 1 }
+            /^[ \t]*$/ { flush(); next }
+            tolower($1) == "uris:"    { $1 = ""; uris = $0 }
+            tolower($1) == "suites:"  { $1 = ""; suites = $0 }
+            tolower($1) == "enabled:" { on = (tolower($2) != "no") }
+            END { flush() }' "$f"
+    done
+}
+
+# Unmount everything mounted at or below $1 (deepest first).
+umount_below() {
+    local m
+    awk -v d="$1" '$2 == d || index($2, d "/") == 1 { print $2 }' /proc/mounts | sort -r |
+        while read -r m; do umount "$m" 2>/dev/null || umount -l "$m"; done
+}
+
+# Remove a half-built root, never following a mount into the host.
+discard() {
+    umount_below "$1"
+    if awk -v d="$1" 'index($2, d "/") == 1 { found = 1 } END { exit !found }' /proc/mounts; then
+        echo "release-root: $1 still has mounts; unmount them and delete it by hand" >&2
+        return 0
+    fi
+    rm -rf --one-file-system "$1"
+}
+
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock 9   # one builder per cache; later callers wait and then find the root ready
+
+if [ -f "$root/.sla-root-ok" ]; then
+    echo "$root" >&3
+    exit 0
+fi
+
+# Leftovers of a builder that was killed (we hold the lock, so none is running).
+for old in "$cache/.$release".* "$root"; do   # $root without .sla-root-ok is unfinished
+    if [ -d "$old" ]; then discard "$old"; fi
+done
+
+if ! command -v debootstrap >/dev/null; then
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap; } ||
+        die "could not install debootstrap: run 'apt-get update && apt-get install debootstrap'"
+fi
+
+mirror=${SLA_DEBIAN_MIRROR:-$(host_mirror | head -n 1)}
+[ -n "$mirror" ] || die "no Debian mirror found in /etc/apt/sources.list*: set SLA_DEBIAN_MIRROR=URL"
+
+tmp=$(mktemp -d "$cache/.$release.XXXXXX")
+chmod 755 "$tmp"   # mktemp's 0700 would lock out _apt and the ceph user
+trap '[ -z "$tmp" ] || discard "$tmp"' EXIT
+trap 'exit 130' INT TERM HUP
+
+start=$SECONDS
+echo "release-root: debootstrap $suite from $mirror into $tmp"
+debootstrap --variant=minbase "$suite" "$tmp" "$mirror" ||
+    die "debootstrap $suite from $mirror failed (see above); fix the mirror/network and rerun"
+echo "release-root: debootstrap done in $((SECONDS - start)) s"
+
+# No service starts inside the root, ever; sid's Release is often past Valid-Until.
+printf '#!/bin/sh\nexit 101\n' >"$tmp/usr/sbin/policy-rc.d"
+chmod +x "$tmp/usr/sbin/policy-rc.d"
+[ "$suite" != sid ] || echo 'Acquire::Check-Valid-Until "false";' >"$tmp/etc/apt/apt.conf.d/99sla-valid-until"
+
+mount -t proc proc "$tmp/proc"
+mount -t sysfs sys "$tmp/sys"
+mount --bind /dev "$tmp/dev"
+in_root() { chroot "$tmp" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 "$@"; }
+in_root apt-get -o Acquire::Check-Valid-Until=false update ||
+    die "apt-get update inside the $suite root failed (see above); rerun to retry"
+in_root apt-get -o Acquire::Check-Valid-Until=false install -y --no-install-recommends "${PACKAGES[@]}" ||
+    die "apt-get install of Ceph in the $suite root failed (see above); rerun to retry"
+in_root apt-get clean
+version=$(in_root ceph --version) || die "ceph --version fails inside the new $suite root; rerun to rebuild"
+umount_below "$tmp"
+
+echo "$version" >"$tmp/.sla-root-ok"
+mv -T "$tmp" "$root"
+tmp=
+echo "release-root: $release root ready in $((SECONDS - start)) s: $version"
+echo "$root" >&3

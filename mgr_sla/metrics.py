@@ -1,0 +1,381 @@
+"""Prometheus endpoint of the sla module.
+
+Ceph's prometheus mgr module cannot export another module's state, so the sla
+module serves its own ``/metrics`` (default port 9284, next to Ceph's 9283).
+Every scrape calls ``snapshot()`` (the dict ``ceph sla status -f json`` prints)
+and maps it to metric families in :func:`collect_families`, so the exported
+values are never older than the module's own state.
+
+prometheus_client is optional: the mgr's interpreter only has it when
+python3-prometheus-client is installed. Without it the module still loads and
+:meth:`MetricsServer.start` raises :class:`MetricsUnavailableError`.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import socket
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+try:
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+    from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+    from prometheus_client.registry import CollectorRegistry
+
+    PROMETHEUS_CLIENT_AVAILABLE = True
+except ImportError:  # pragma: no cover - depends on the host's packages
+    PROMETHEUS_CLIENT_AVAILABLE = False
+
+log = logging.getLogger(__name__)
+
+Snapshot = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One exported metric: the name as it appears in the text exposition."""
+
+    name: str
+    type: str  # "gauge" or "counter"
+    labels: tuple[str, ...]
+    help: str
+
+
+# The single list of what we export; docs/observability.md, the dashboard and
+# the alert rules are checked against it by the unit tests.
+_POOL = ("pool_id",)
+METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("ceph_sla_mode", "gauge", (), "Mode of the normal pools: 1 isolated, 0 shared"),
+    MetricSpec("ceph_sla_pinned", "gauge", (), "1 if an operator pinned the mode"),
+    MetricSpec("ceph_sla_dry_run", "gauge", (), "1 if the module only logs the switches"),
+    MetricSpec("ceph_sla_urgent_iops", "gauge", (), "Client IOPS of the urgent pools"),
+    MetricSpec("ceph_sla_threshold_iops", "gauge", (), "Urgent IOPS that isolate normal pools"),
+    MetricSpec(
+        "ceph_sla_threshold_low_iops", "gauge", (),
+        "Urgent IOPS below which normal pools may go back to shared",
+    ),
+    MetricSpec("ceph_sla_mode_switches_total", "counter", (), "Mode switches made"),
+    MetricSpec(
+        "ceph_sla_blocked_switches_total", "counter", ("reason",),
+        "Switches the module wanted but did not make, by reason",
+    ),
+    MetricSpec(
+        "ceph_sla_last_switch_timestamp_seconds", "gauge", (),
+        "Unix time of the last mode switch (absent before the first one)",
+    ),
+    MetricSpec(
+        "ceph_sla_time_to_isolation_seconds", "gauge", (),
+        "Seconds from urgent IOPS crossing the threshold to isolated normal pools",
+    ),
+    MetricSpec("ceph_sla_pool_role", "gauge", (*_POOL, "name", "role"), "Pool role (1)"),
+    MetricSpec("ceph_sla_pool_rule", "gauge", (*_POOL, "name", "rule"), "Pool CRUSH rule (1)"),
+    MetricSpec(
+        "ceph_sla_pool_misplaced_ratio", "gauge", _POOL,
+        "Fraction of the pool's object copies that are misplaced (moving)",
+    ),
+    MetricSpec("ceph_sla_pool_client_iops", "gauge", _POOL, "Client IOPS of the pool"),
+)
+
+METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in METRICS)
+_SPECS: dict[str, MetricSpec] = {m.name: m for m in METRICS}
+
+
+class MetricsBindError(OSError):
+    """The metrics endpoint could not listen on the requested address/port."""
+
+
+class MetricsUnavailableError(MetricsBindError):
+    """prometheus_client is not importable: metrics are disabled.
+
+    A subclass of MetricsBindError so that a caller handling a failed start
+    handles this case too, with a message telling the operator what to install.
+    """
+
+
+def _number(value: Any) -> float | None:
+    # bool is an int subclass; keep it so pinned/dry_run map to 1/0.
+    if isinstance(value, (int, float)):
+        return float(value)
+    return None
+
+
+def _gauge(name: str, value: Any) -> GaugeMetricFamily:
+    spec = _SPECS[name]
+    family = GaugeMetricFamily(name, spec.help, labels=[])
+    number = _number(value)
+    # An unknown value is left out rather than exported as 0, which would read
+    # as a real measurement ("time to isolation 0 s").
+    if number is not None:
+        family.add_metric([], number)
+    return family
+
+
+def _counter(name: str, labels: Iterable[str] = ()) -> CounterMetricFamily:
+    spec = _SPECS[name]
+    # CounterMetricFamily strips a trailing "_total" from the family name and
+    # the text exposition adds it back to the sample, so the samples come out
+    # exactly as named in METRICS.
+    return CounterMetricFamily(name, spec.help, labels=list(labels))
+
+
+def _labelled_gauge(name: str) -> GaugeMetricFamily:
+    spec = _SPECS[name]
+    return GaugeMetricFamily(name, spec.help, labels=list(spec.labels))
+
+
+def _pool_id(pool: Mapping[str, Any]) -> str | None:
+    raw = pool.get("pool_id")
+    if isinstance(raw, bool) or not isinstance(raw, (int, str)):
+        return None
+    try:
+        # Same spelling as the prometheus module's pool_id label ("3", not "3.0").
+        return str(int(raw))
+    except ValueError:
+        return None
+
+
+def collect_families(snapshot: Snapshot) -> list[Metric]:
+    """Map a status snapshot to metric families, in METRICS order.
+
+    Missing or malformed fields leave the family without samples instead of
+    failing the whole scrape: a half-initialised module still exports the rest.
+    """
+    mode = snapshot.get("mode")
+    mode_value = {"isolated": 1.0, "shared": 0.0}.get(mode) if isinstance(mode, str) else None
+
+    switches = _counter("ceph_sla_mode_switches_total")
+    switches_value = _number(snapshot.get("switches_total"))
+    if switches_value is not None:
+        switches.add_metric([], switches_value)
+
+    blocked = _counter("ceph_sla_blocked_switches_total", ("reason",))
+    blocked_raw = snapshot.get("blocked_total")
+    if isinstance(blocked_raw, Mapping):
+        for reason in sorted(blocked_raw):
+            count = _number(blocked_raw[reason])
+            if count is not None:
+                blocked.add_metric([str(reason)], count)
+
+    last_switch = snapshot.get("last_switch")
+    last_time = last_switch.get("time") if isinstance(last_switch, Mapping) else None
+
+    role = _labelled_gauge("ceph_sla_pool_role")
+    rule = _labelled_gauge("ceph_sla_pool_rule")
+    misplaced = _labelled_gauge("ceph_sla_pool_misplaced_ratio")
+    iops = _labelled_gauge("ceph_sla_pool_client_iops")
+    pools = snapshot.get("pools")
+    for pool in _sorted_pools(pools if isinstance(pools, list) else []):
+        pool_id = _pool_id(pool)
+        if pool_id is None:
+            continue
+        name = str(pool.get("name", ""))
+        if pool.get("role") is not None:
+            role.add_metric([pool_id, name, str(pool["role"])], 1.0)
+        if pool.get("rule") is not None:
+            rule.add_metric([pool_id, name, str(pool["rule"])], 1.0)
+        ratio = _number(pool.get("misplaced_ratio"))
+        if ratio is not None:
+            misplaced.add_metric([pool_id], ratio)
+        pool_iops = _number(pool.get("client_iops"))
+        if pool_iops is not None:
+            iops.add_metric([pool_id], pool_iops)
+
+    return [
+        _gauge("ceph_sla_mode", mode_value),
+        _gauge("ceph_sla_pinned", snapshot.get("pinned")),
+        _gauge("ceph_sla_dry_run", snapshot.get("dry_run")),
+        _gauge("ceph_sla_urgent_iops", snapshot.get("urgent_iops")),
+        _gauge("ceph_sla_threshold_iops", snapshot.get("threshold_iops")),
+        _gauge("ceph_sla_threshold_low_iops", snapshot.get("threshold_low_iops")),
+        switches,
+        blocked,
+        _gauge("ceph_sla_last_switch_timestamp_seconds", last_time),
+        _gauge("ceph_sla_time_to_isolation_seconds", snapshot.get("time_to_isolation_secs")),
+        role,
+        rule,
+        misplaced,
+        iops,
+    ]
+
+
+def _sorted_pools(pools: list[Any]) -> list[Mapping[str, Any]]:
+    # Stable output order makes scrapes diffable and tests simple.
+    valid = [p for p in pools if isinstance(p, Mapping)]
+    return sorted(valid, key=lambda p: (_pool_id(p) is None, int(_pool_id(p) or 0)))
+
+
+class _SnapshotCollector:
+    """Collector whose every collect() reads a fresh snapshot."""
+
+    def __init__(self, snapshot: Callable[[], dict[str, Any]]) -> None:
+        self._snapshot = snapshot
+
+    def describe(self) -> list[Metric]:
+        # Returning nothing keeps register() from calling snapshot() before
+        # the module is ready.
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        yield from collect_families(self._snapshot())
+
+
+_INDEX_PAGE = (
+    "<!DOCTYPE html>\n<html><head><title>ceph-mgr sla metrics</title></head>\n"
+    '<body><h1>ceph-mgr sla module</h1><p><a href="/metrics">Metrics</a></p></body></html>\n'
+)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    # Set on a per-server subclass in MetricsServer.start().
+    registry: Any = None
+    server_version = "ceph-sla-metrics"
+
+    def do_GET(self) -> None:  # name fixed by BaseHTTPRequestHandler
+        path = self.path.split("?", 1)[0]
+        if path == "/metrics":
+            self._metrics()
+        elif path == "/":
+            self._send(200, "text/html; charset=utf-8", _INDEX_PAGE.encode())
+        else:
+            body = f"not found: {html.escape(path)}\n".encode()
+            self._send(404, "text/plain; charset=utf-8", body)
+
+    def _metrics(self) -> None:
+        try:
+            body = generate_latest(self.registry)
+        except Exception as exc:  # any failure of snapshot()
+            # A failed scrape (up == 0) is more honest than an empty page,
+            # which would look like a module with no pools.
+            log.exception("metrics scrape failed")
+            self._send(500, "text/plain; charset=utf-8", f"snapshot failed: {exc}\n".encode())
+            return
+        self._send(200, CONTENT_TYPE_LATEST, body)
+
+    def _send(self, code: int, content_type: str, body: bytes) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:  # base class's signature
+        # The default writes every request to stderr, which the mgr would
+        # interleave with its own log.
+        log.debug("metrics %s: " + format, self.address_string(), *args)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True  # a hung scraper must not block stop()
+    allow_reuse_address = True  # rebind at once after stop(), despite TIME_WAIT
+    # Never share the port with another listener: a taken port must fail.
+    # (Python 3.14's socketserver has this knob; older versions ignore it.)
+    allow_reuse_port = False
+
+
+def _resolve(addr: str, port: int) -> tuple[socket.AddressFamily, tuple[Any, ...]]:
+    host = addr.strip()
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    infos = socket.getaddrinfo(
+        host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )
+    family, _, _, _, sockaddr = infos[0]
+    return family, sockaddr
+
+
+class MetricsServer:
+    """HTTP server for /metrics, started and stopped by the module.
+
+    Its own ThreadingHTTPServer (not prometheus_client.start_http_server) so
+    that stop() closes the listening socket and the port is free again when it
+    returns, e.g. when the operator changes mgr/sla/metrics_port.
+    """
+
+    def __init__(self, snapshot: Callable[[], dict[str, Any]]) -> None:
+        self._snapshot = snapshot
+        self._lock = threading.Lock()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def running(self) -> bool:
+        thread = self._thread
+        return self._server is not None and thread is not None and thread.is_alive()
+
+    @property
+    def bound(self) -> tuple[str, int] | None:
+        """(address, port) actually listened on; the port is real when 0 was asked."""
+        server = self._server
+        if server is None:
+            return None
+        sockaddr = server.socket.getsockname()
+        return str(sockaddr[0]), int(sockaddr[1])
+
+    def start(self, addr: str, port: int) -> None:
+        """Listen on addr:port; a running server is stopped first.
+
+        Raises MetricsBindError (MetricsUnavailableError without
+        prometheus_client); the server is then stopped.
+        """
+        if not PROMETHEUS_CLIENT_AVAILABLE:
+            raise MetricsUnavailableError(
+                "python3-prometheus-client is not installed for the mgr's python3; "
+                "metrics disabled (install it and restart the mgr)"
+            )
+        with self._lock:
+            # Stopped first even if the new address fails: the old one may be
+            # the port asked for, and a failed start() never leaves a server.
+            self._stop_locked()
+            if not isinstance(port, int) or not 0 <= port <= 65535:
+                # getaddrinfo would quietly wrap 70000 to 4464.
+                raise MetricsBindError(
+                    f"cannot serve metrics on {addr!r} port {port}: not a TCP port"
+                )
+            try:
+                family, sockaddr = _resolve(addr, port)
+                server_cls = type("_BoundServer", (_Server,), {"address_family": family})
+                server = server_cls(sockaddr, self._handler_class())
+            except (OSError, OverflowError, UnicodeError) as exc:
+                errno = exc.errno if isinstance(exc, OSError) else None
+                reason = getattr(exc, "strerror", None) or str(exc)
+                message = f"cannot serve metrics on {addr!r} port {port}: {reason}"
+                # OSError(None, msg) would print "[Errno None]"; keep errno only if real.
+                raise (
+                    MetricsBindError(errno, message) if errno is not None
+                    else MetricsBindError(message)
+                ) from exc
+            thread = threading.Thread(
+                target=server.serve_forever,
+                kwargs={"poll_interval": 0.5},
+                name="sla-metrics",
+                daemon=True,
+            )
+            thread.start()
+            self._server, self._thread = server, thread
+            log.info("serving metrics on %s", self.bound)
+
+    def stop(self) -> None:
+        """Stop serving and free the port; safe to call any number of times."""
+        with self._lock:
+            self._stop_locked()
+
+    def _stop_locked(self) -> None:
+        server, thread = self._server, self._thread
+        self._server = self._thread = None
+        if server is None:
+            return
+        if thread is not None and thread.is_alive():
+            server.shutdown()  # returns once serve_forever() has left its loop
+        server.server_close()  # closes the listening socket: port free now
+        if thread is not None:
+            thread.join(timeout=5)
+
+    def _handler_class(self) -> type[_Handler]:
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(_SnapshotCollector(self._snapshot))
+        return type("_BoundHandler", (_Handler,), {"registry": registry})

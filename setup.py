@@ -1,0 +1,11 @@
+"""ceph-sla: adaptive isolated/shared CRUSH mapping for urgent Ceph clients."""
+from setuptools import find_packages, setup
+
+setup(
+    name="ceph-sla",
+    version="0.1.0",
+    description="ceph-mgr module and CRUSH rule generator that keep urgent clients' latency",
+    packages=find_packages(include=["crush_rules", "crush_rules.*", "mgr_sla", "mgr_sla.*"]),
+    python_requires=">=3.11",
+    entry_points={"console_scripts": ["sla-crush = crush_rules.cli:main"]},
+)

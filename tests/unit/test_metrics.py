@@ -1,0 +1,368 @@
+"""Tests of mgr_sla/metrics.py: the snapshot-to-metrics mapping and the HTTP server."""
+
+from __future__ import annotations
+
+import importlib.util
+import socket
+import sys
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+pytest.importorskip("prometheus_client")
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load_metrics() -> ModuleType:
+    # Loaded by path: importing the mgr_sla package would run its __init__,
+    # which needs ceph-mgr's mgr_module; metrics.py itself does not.
+    name = "sla_metrics_under_test"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "mgr_sla" / "metrics.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+metrics = _load_metrics()
+
+
+def sample_snapshot() -> dict[str, Any]:
+    return {
+        "mode": "isolated",
+        "pinned": False,
+        "dry_run": True,
+        "urgent_iops": 812.5,
+        "threshold_iops": 500.0,
+        "threshold_low_iops": 200.0,
+        "min_dwell_secs": 120.0,
+        "since": 1700000000.0,
+        "switches_total": 3,
+        "blocked_total": {"misplaced": 2, "degraded": 1},
+        "last_switch": {
+            "time": 1700000100.25,
+            "from": "shared",
+            "to": "isolated",
+            "reason": "urgent_iops >= threshold",
+            "epoch": 57,
+        },
+        "time_to_isolation_secs": 9.5,
+        "gates": [{"name": "misplaced", "detail": "0.01 < 0.05"}],
+        "pools": [
+            {
+                "pool_id": 3,
+                "name": "bulk",
+                "role": "normal",
+                "rule": "sla_isolated_normal",
+                "expected_rule": "sla_isolated_normal",
+                "client_iops": 150.0,
+                "misplaced_ratio": 0.02,
+            },
+            {
+                "pool_id": 1,
+                "name": "db",
+                "role": "urgent",
+                "rule": "sla_isolated_urgent",
+                "expected_rule": "sla_isolated_urgent",
+                "client_iops": 812.5,
+                "misplaced_ratio": 0.0,
+            },
+        ],
+    }
+
+
+def exposition(snapshot: dict[str, Any]) -> str:
+    from prometheus_client.exposition import generate_latest
+    from prometheus_client.registry import CollectorRegistry
+
+    class Static:
+        def collect(self) -> list[Any]:
+            return metrics.collect_families(snapshot)
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(Static())  # type: ignore[arg-type]
+    return generate_latest(registry).decode()
+
+
+def samples_by_name(text: str) -> dict[str, list[tuple[dict[str, str], float]]]:
+    out: dict[str, list[tuple[dict[str, str], float]]] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out.setdefault(sample.name, []).append((dict(sample.labels), sample.value))
+    return out
+
+
+def exposed_names(text: str) -> set[str]:
+    # Names as Prometheus stores them: the sample names of the text format.
+    return {
+        line.split("{")[0].split(" ")[0]
+        for line in text.splitlines()
+        if line and not line.startswith("#")
+    }
+
+
+def test_every_listed_metric_is_exported_with_its_exact_name() -> None:
+    text = exposition(sample_snapshot())
+    assert exposed_names(text) == set(metrics.METRIC_NAMES)
+    type_lines = {
+        line.split()[2]: line.split()[3] for line in text.splitlines() if line.startswith("# TYPE")
+    }
+    for spec in metrics.METRICS:
+        # Counters keep their _total in the TYPE line too (no double suffix).
+        assert type_lines[spec.name] == spec.type, spec.name
+    assert "_total_total" not in text
+    assert "_created" not in text
+
+
+def test_scalar_values() -> None:
+    samples = samples_by_name(exposition(sample_snapshot()))
+
+    def value(name: str) -> float:
+        [(labels, v)] = samples[name]
+        assert labels == {}
+        return v
+
+    assert value("ceph_sla_mode") == 1.0
+    assert value("ceph_sla_pinned") == 0.0
+    assert value("ceph_sla_dry_run") == 1.0
+    assert value("ceph_sla_urgent_iops") == 812.5
+    assert value("ceph_sla_threshold_iops") == 500.0
+    assert value("ceph_sla_threshold_low_iops") == 200.0
+    assert value("ceph_sla_mode_switches_total") == 3.0
+    assert value("ceph_sla_last_switch_timestamp_seconds") == 1700000100.25
+    assert value("ceph_sla_time_to_isolation_seconds") == 9.5
+
+
+def test_labelled_values() -> None:
+    samples = samples_by_name(exposition(sample_snapshot()))
+    assert sorted(samples["ceph_sla_blocked_switches_total"], key=lambda s: s[0]["reason"]) == [
+        ({"reason": "degraded"}, 1.0),
+        ({"reason": "misplaced"}, 2.0),
+    ]
+    assert samples["ceph_sla_pool_role"] == [
+        ({"pool_id": "1", "name": "db", "role": "urgent"}, 1.0),
+        ({"pool_id": "3", "name": "bulk", "role": "normal"}, 1.0),
+    ]
+    assert samples["ceph_sla_pool_rule"] == [
+        ({"pool_id": "1", "name": "db", "rule": "sla_isolated_urgent"}, 1.0),
+        ({"pool_id": "3", "name": "bulk", "rule": "sla_isolated_normal"}, 1.0),
+    ]
+    assert samples["ceph_sla_pool_misplaced_ratio"] == [
+        ({"pool_id": "1"}, 0.0),
+        ({"pool_id": "3"}, 0.02),
+    ]
+    assert samples["ceph_sla_pool_client_iops"] == [
+        ({"pool_id": "1"}, 812.5),
+        ({"pool_id": "3"}, 150.0),
+    ]
+
+
+def test_shared_mode_and_unknown_values_are_left_out() -> None:
+    snap = sample_snapshot()
+    snap.update(
+        mode="shared",
+        pinned=True,
+        last_switch=None,
+        time_to_isolation_secs=None,
+        blocked_total={},
+    )
+    samples = samples_by_name(exposition(snap))
+    assert samples["ceph_sla_mode"] == [({}, 0.0)]
+    assert samples["ceph_sla_pinned"] == [({}, 1.0)]
+    # Unknown is absent, not 0: 0 would read as a measured value.
+    assert "ceph_sla_last_switch_timestamp_seconds" not in samples
+    assert "ceph_sla_time_to_isolation_seconds" not in samples
+    assert "ceph_sla_blocked_switches_total" not in samples
+
+
+def test_pool_id_label_matches_ceph_prometheus_module() -> None:
+    snap = sample_snapshot()
+    snap["pools"] = [dict(snap["pools"][0], pool_id="7"), {"name": "no id"}, "junk"]
+    samples = samples_by_name(exposition(snap))
+    assert [labels["pool_id"] for labels, _ in samples["ceph_sla_pool_role"]] == ["7"]
+
+
+def test_partial_snapshot_does_not_break_the_scrape() -> None:
+    samples = samples_by_name(exposition({"mode": "bogus", "pools": None}))
+    assert samples == {}
+    families = metrics.collect_families({})
+    assert [f.name for f in families] == [
+        # Counter family names carry no _total; the exposition adds it.
+        n.removesuffix("_total") if spec.type == "counter" else n
+        for spec in metrics.METRICS
+        for n in [spec.name]
+    ]
+
+
+def test_docs_list_every_metric() -> None:
+    doc = (ROOT / "docs" / "observability.md").read_text()
+    for name in metrics.METRIC_NAMES:
+        assert f"`{name}" in doc, name
+
+
+# --- HTTP server ---------------------------------------------------------
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # Same options as the server: TIME_WAIT from the scrape does not count.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def get(url: str) -> tuple[int, str, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            return resp.status, resp.headers.get("Content-Type", ""), resp.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.headers.get("Content-Type", ""), err.read().decode()
+
+
+@pytest.fixture()
+def server() -> Any:
+    calls: list[int] = []
+
+    def snapshot() -> dict[str, Any]:
+        calls.append(1)
+        return sample_snapshot()
+
+    srv = metrics.MetricsServer(snapshot)
+    srv.calls = calls
+    yield srv
+    srv.stop()
+
+
+def test_serve_scrape_stop_frees_port(server: Any) -> None:
+    assert not server.running and server.bound is None
+    server.start("127.0.0.1", 0)
+    assert server.running
+    addr, port = server.bound
+    assert addr == "127.0.0.1" and port > 0
+    assert server.calls == []  # nothing scraped before the first request
+
+    status, ctype, body = get(f"http://127.0.0.1:{port}/metrics")
+    assert status == 200 and ctype.startswith("text/plain")
+    assert exposed_names(body) == set(metrics.METRIC_NAMES)
+    get(f"http://127.0.0.1:{port}/metrics")
+    assert len(server.calls) == 2  # a fresh snapshot per scrape
+
+    status, ctype, body = get(f"http://127.0.0.1:{port}/")
+    assert status == 200 and "text/html" in ctype and 'href="/metrics"' in body
+    assert get(f"http://127.0.0.1:{port}/nope")[0] == 404
+
+    server.stop()
+    assert not server.running and server.bound is None
+    assert port_is_free(port)
+    server.stop()  # idempotent
+
+
+def test_restart_on_same_port(server: Any) -> None:
+    server.start("127.0.0.1", 0)
+    port = server.bound[1]
+    get(f"http://127.0.0.1:{port}/metrics")
+    server.stop()
+    server.start("127.0.0.1", port)
+    assert server.bound == ("127.0.0.1", port)
+    assert get(f"http://127.0.0.1:{port}/metrics")[0] == 200
+
+
+def test_start_while_running_moves_the_listener(server: Any) -> None:
+    server.start("127.0.0.1", 0)
+    old = server.bound[1]
+    server.start("127.0.0.1", 0)
+    assert server.running and port_is_free(old)
+
+
+def test_taken_port_raises_bind_error(server: Any) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(metrics.MetricsBindError) as info:
+            server.start("127.0.0.1", port)
+        assert isinstance(info.value, OSError)
+        assert str(port) in str(info.value) and "in use" in str(info.value).lower()
+        assert not server.running
+
+
+def test_taken_port_by_another_metrics_server(server: Any) -> None:
+    other = metrics.MetricsServer(sample_snapshot)
+    other.start("127.0.0.1", 0)
+    try:
+        with pytest.raises(metrics.MetricsBindError):
+            server.start("127.0.0.1", other.bound[1])
+    finally:
+        other.stop()
+
+
+@pytest.mark.parametrize("addr", ["not an address!", "256.1.1.1"])
+def test_invalid_address_raises_bind_error(server: Any, addr: str) -> None:
+    with pytest.raises(metrics.MetricsBindError, match="cannot serve metrics"):
+        server.start(addr, 0)
+
+
+@pytest.mark.parametrize("port", [-1, 65536, 70000])
+def test_invalid_port_raises_bind_error(server: Any, port: int) -> None:
+    with pytest.raises(metrics.MetricsBindError, match="not a TCP port"):
+        server.start("127.0.0.1", port)
+    assert not server.running
+
+
+def test_ipv6_loopback(server: Any) -> None:
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6")
+    try:
+        server.start("::1", 0)
+    except metrics.MetricsBindError:
+        pytest.skip("IPv6 loopback not configured")
+    addr, port = server.bound
+    assert addr == "::1"
+    assert get(f"http://[::1]:{port}/metrics")[0] == 200
+
+
+def test_snapshot_failure_gives_500(server: Any) -> None:
+    def broken() -> dict[str, Any]:
+        raise RuntimeError("mgr not ready")
+
+    srv = metrics.MetricsServer(broken)
+    srv.start("127.0.0.1", 0)
+    try:
+        status, _, body = get(f"http://127.0.0.1:{srv.bound[1]}/metrics")
+        assert status == 500 and "mgr not ready" in body
+    finally:
+        srv.stop()
+
+
+def test_stop_with_a_slow_client_connected(server: Any) -> None:
+    server.start("127.0.0.1", 0)
+    port = server.bound[1]
+    # A client that connects and sends nothing keeps a handler thread busy;
+    # daemon threads mean stop() does not wait for it.
+    idle = socket.create_connection(("127.0.0.1", port))
+    try:
+        done = threading.Event()
+        threading.Thread(target=lambda: (server.stop(), done.set()), daemon=True).start()
+        assert done.wait(5), "stop() blocked on an idle client"
+        assert port_is_free(port)
+    finally:
+        idle.close()
+
+
+def test_unavailable_client_library(server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(metrics, "PROMETHEUS_CLIENT_AVAILABLE", False)
+    with pytest.raises(metrics.MetricsBindError, match="python3-prometheus-client"):
+        server.start("127.0.0.1", 0)
