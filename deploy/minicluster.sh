@@ -38,8 +38,9 @@ live_pids() {
     done <"$dir/pids"
 }
 
-# Two consecutive free ports for the mon (v2, v1) and a free block of 200 for
-# the mgr's and OSDs' messengers, so two clusters never share a port range.
+# Two consecutive free ports for the mon (v2, v1), a block of 200 for the mgr's
+# and OSDs' messengers, and one each for the sla metrics endpoint and Ceph's
+# prometheus module, so two clusters never share a port.
 pick_ports() {
     /usr/bin/python3 - <<'EOF'
 import random, socket
@@ -55,8 +56,9 @@ def free(port):
 rng = random.SystemRandom()
 for _ in range(200):
     base = rng.randrange(20000, 60000, 2)
-    if all(free(p) for p in range(base, base + 202, 5)) and free(base) and free(base + 1):
-        print(base, base + 2, base + 201)
+    if all(free(p) for p in list(range(base, base + 204, 5)) + [base + 1, base + 202, base + 203]):
+        # mon v2/v1, messenger range, sla metrics port, prometheus module port
+        print(base, base + 2, base + 201, base + 202, base + 203)
         break
 else:
     raise SystemExit("no free port block found")
@@ -232,11 +234,11 @@ do_up() {
     fi
     mkdir -p "$DIR"/{run,log,crash,mon,mgr/ceph-x,osd}
     : >"$DIR/pids"
-    local t0 ports mon_port port_min port_max fsid deadline
+    local t0 ports mon_port port_min port_max sla_port prom_port fsid deadline
     t0=$(date +%s)
     deadline=$((t0 + UP_DEADLINE_SECS))
     ports=$(pick_ports) || die "no free ports on 127.0.0.1"
-    read -r mon_port port_min port_max <<<"$ports"
+    read -r mon_port port_min port_max sla_port prom_port <<<"$ports"
     fsid=$(uuidgen)
     write_conf "$fsid" "$mon_port" "$port_min" "$port_max" "$objectstore"
     make_module_path
@@ -254,7 +256,12 @@ do_up() {
     start_daemon mon.a ceph-mon -i a
     wait_for "the mon to answer" "$deadline" cephc mon stat
 
-    # mgr
+    # mgr: module endpoints on loopback and on this cluster's own ports
+    cephc config set mgr mgr/sla/metrics_addr 127.0.0.1
+    cephc config set mgr mgr/sla/metrics_port "$sla_port"
+    cephc config set mgr mgr/prometheus/server_addr 127.0.0.1
+    cephc config set mgr mgr/prometheus/server_port "$prom_port"
+    printf 'SLA_METRICS_PORT=%s\nPROMETHEUS_MODULE_PORT=%s\n' "$sla_port" "$prom_port" >"$DIR/ports.env"
     cephc auth get-or-create mgr.x mon 'allow profile mgr' osd 'allow *' mds 'allow *' \
         -o "$DIR/mgr/ceph-x/keyring" >/dev/null
     start_daemon mgr.x ceph-mgr -i x

@@ -1,0 +1,128 @@
+"""The mode decision: urgent activity against a high/low threshold band.
+
+Pure: plain data in, plain data out, no Ceph. Seed 003's min-max band is the
+answer to oscillation: the switch to isolated is immediate (it protects the
+SLA), the switch back to shared waits until urgent activity has stayed below
+the low threshold for the whole dwell time, so load that hovers around the
+thresholds keeps the cluster isolated instead of flapping.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+
+
+class Mode(str, enum.Enum):
+    ISOLATED = "isolated"
+    SHARED = "shared"
+
+
+class ThresholdError(ValueError):
+    """A threshold pair that cannot be used; the message names the problem."""
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    high_iops: float
+    low_iops: float
+
+    @staticmethod
+    def parse(high: object, low: object | None = None, low_fraction: float = 0.5) -> Thresholds:
+        """Validate operator input; `low` defaults to `low_fraction` of `high`."""
+        high_f = _positive_number("high threshold", high)
+        low_f = high_f * low_fraction if low is None else _positive_number("low threshold", low)
+        if low_f > high_f:
+            raise ThresholdError(
+                f"low threshold {low_f:g} is above the high threshold {high_f:g}: "
+                "the low one must be <= the high one"
+            )
+        return Thresholds(high_f, low_f)
+
+
+def _positive_number(what: str, value: object) -> float:
+    if isinstance(value, bool):
+        raise ThresholdError(f"{what} must be a number of IOPS, not {value!r}")
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ThresholdError(f"{what} must be a number of IOPS, not {value!r}") from None
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ThresholdError(f"{what} must be a finite number, not {value!r}")
+    if number <= 0:
+        raise ThresholdError(f"{what} must be > 0, not {number:g}")
+    return number
+
+
+@dataclass(frozen=True)
+class DecisionState:
+    """What the decision remembers between ticks (persisted by the module)."""
+
+    mode: Mode
+    mode_since: float
+    quiet_since: float | None = None  # start of the current run below the low threshold
+
+
+@dataclass(frozen=True)
+class ModeDecision:
+    target: Mode
+    switch: bool
+    reason: str
+    state: DecisionState  # the state to keep for the next tick
+
+
+def decide(
+    state: DecisionState,
+    urgent_iops: float | None,
+    now: float,
+    thresholds: Thresholds,
+    min_dwell_secs: float,
+    pinned: Mode | None = None,
+) -> ModeDecision:
+    """The mode the normal pools should be in now.
+
+    `urgent_iops` is None when no rate is known yet (just started, no stats):
+    the current mode is kept, since acting on no data is how flapping starts.
+    """
+    if pinned is not None:
+        reason = f"pinned to {pinned.value} by the operator"
+        return _outcome(state, pinned, now, reason, quiet_since=None)
+    if urgent_iops is None:
+        return ModeDecision(state.mode, False, "no urgent activity measured yet", state)
+    if urgent_iops >= thresholds.high_iops:
+        reason = (
+            f"urgent activity {urgent_iops:.0f} IOPS >= high threshold {thresholds.high_iops:g}"
+        )
+        return _outcome(state, Mode.ISOLATED, now, reason, quiet_since=None)
+    if urgent_iops >= thresholds.low_iops:
+        # Inside the band: keep the mode, and the quiet run is broken.
+        reason = f"urgent activity {urgent_iops:.0f} IOPS inside the threshold band"
+        return _outcome(state, state.mode, now, reason, quiet_since=None)
+    quiet_since = state.quiet_since if state.quiet_since is not None else now
+    if state.mode is Mode.SHARED:
+        return _outcome(state, Mode.SHARED, now, "urgent activity low", quiet_since)
+    quiet_for = now - quiet_since
+    if quiet_for >= min_dwell_secs:
+        reason = (
+            f"urgent activity {urgent_iops:.0f} IOPS < low threshold {thresholds.low_iops:g} "
+            f"for {quiet_for:.0f} s (dwell {min_dwell_secs:g} s)"
+        )
+        return _outcome(state, Mode.SHARED, now, reason, quiet_since)
+    reason = (
+        f"urgent activity low for {quiet_for:.0f} s of the {min_dwell_secs:g} s dwell"
+    )
+    return _outcome(state, Mode.ISOLATED, now, reason, quiet_since)
+
+
+def _outcome(
+    state: DecisionState, target: Mode, now: float, reason: str, quiet_since: float | None
+) -> ModeDecision:
+    if target is state.mode:
+        return ModeDecision(target, False, reason, replace(state, quiet_since=quiet_since))
+    return ModeDecision(target, True, reason, DecisionState(target, now, quiet_since))
+
+
+
+def held(decision: ModeDecision, previous: DecisionState) -> DecisionState:
+    """The state to keep when a decided switch could not be applied (a gate
+    blocked it): still in the old mode, but the quiet run keeps counting."""
+    return replace(previous, quiet_since=decision.state.quiet_since)

@@ -1,0 +1,67 @@
+"""`ceph sla status` / `history` output: one dict (also the metrics snapshot)
+and its plain-text rendering. Pure."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .state import ModuleState
+
+
+def render_status(status: dict[str, Any]) -> str:
+    lines = [
+        f"mode:        {status['mode']} ({'pinned' if status['pinned'] else 'auto'})"
+        + ("  [dry run: nothing is changed]" if status["dry_run"] else ""),
+        f"since:       {_when(status['since'])}",
+        "urgent IOPS: " + ("unknown yet" if status["urgent_iops"] is None
+                           else f"{status['urgent_iops']:.1f}"),
+        f"thresholds:  high {status['threshold_iops']:g}, low {status['threshold_low_iops']:g} "
+        f"IOPS, dwell {status['min_dwell_secs']:g} s",
+    ]
+    last = status.get("last_switch")
+    if last:
+        lines.append(f"last switch: {_when(last['time'])} {last['from']} -> {last['to']}: "
+                     f"{last['reason']}")
+    if status.get("time_to_isolation_secs") is not None:
+        lines.append(f"time to isolation (last): {status['time_to_isolation_secs']:.1f} s")
+    for gate in status["gates"]:
+        lines.append(f"blocked:     {gate['name']}: {gate['detail']}")
+    if status["pools"]:
+        lines.append("")
+        lines.append(f"{'POOL':<20} {'ID':>4} {'ROLE':<7} {'RULE':<22} {'EXPECTED':<22} "
+                     f"{'IOPS':>8}")
+        for p in status["pools"]:
+            iops = "-" if p["client_iops"] is None else f"{p['client_iops']:.1f}"
+            lines.append(f"{p['name']:<20} {p['pool_id']:>4} {p['role']:<7} {p['rule']:<22} "
+                         f"{p['expected_rule']:<22} {iops:>8}")
+    else:
+        lines.append("no managed pools: 'ceph sla pool set <pool> urgent|normal'")
+    return "\n".join(lines) + "\n"
+
+
+def history_dicts(state: ModuleState) -> list[dict[str, Any]]:
+    return [r.to_dict() for r in reversed(state.history)]
+
+
+def render_history(state: ModuleState) -> str:
+    if not state.history:
+        return "no switches yet\n"
+    lines = [f"{'TIME':<20} {'SWITCH':<20} {'EPOCH':>6} {'PGS':>5} {'REPL':>5} {'TTI s':>6}  "
+             "REASON"]
+    for r in reversed(state.history):
+        switch = f"{r.from_mode}->{r.to_mode}" + (" (dry)" if r.dry_run else "")
+        lines.append(f"{_when(r.time):<20} {switch:<20} {_opt(r.epoch):>6} {_opt(r.pgs_moved):>5} "
+                     f"{_opt(r.replicas_moved):>5} {_opt(r.time_to_isolation_secs):>6}  {r.reason}")
+    return "\n".join(lines) + "\n"
+
+
+def _opt(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.1f}"
+    return str(value)
+
+
+def _when(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts))

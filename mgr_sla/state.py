@@ -1,0 +1,127 @@
+"""What the module persists in the mon-backed store, and the rule each pool
+should have. Pure: JSON in, JSON out; the module owns the store calls.
+
+Persisting the mode (not only the roles) is what lets a new active mgr after
+`ceph mgr fail` carry on in the same mode without an extra switch.
+"""
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .decision import DecisionState, Mode
+
+RULE_ISOLATED_NORMAL = "sla_isolated_normal"
+RULE_SHARED = "sla_shared"
+RULE_ISOLATED_URGENT = "sla_isolated_urgent"
+RULE_HYBRID = "sla_hybrid"
+SLA_RULES = (RULE_ISOLATED_NORMAL, RULE_SHARED, RULE_ISOLATED_URGENT, RULE_HYBRID)
+
+HISTORY_LEN = 50
+STATE_KEY = "state"
+
+
+class Role(str, enum.Enum):
+    URGENT = "urgent"
+    NORMAL = "normal"
+
+
+class UrgentPlacement(str, enum.Enum):
+    """Where an urgent pool's replicas go: all on the urgent class, or the
+    primary there and the rest on the normal class (short of SSD)."""
+
+    ISOLATED = "isolated"
+    HYBRID = "hybrid"
+
+
+@dataclass(frozen=True)
+class PoolRole:
+    role: Role
+    placement: UrgentPlacement = UrgentPlacement.ISOLATED
+
+
+def expected_rule(role: PoolRole, mode: Mode) -> str:
+    if role.role is Role.URGENT:
+        return RULE_HYBRID if role.placement is UrgentPlacement.HYBRID else RULE_ISOLATED_URGENT
+    return RULE_SHARED if mode is Mode.SHARED else RULE_ISOLATED_NORMAL
+
+
+@dataclass
+class SwitchRecord:
+    time: float
+    from_mode: str
+    to_mode: str
+    reason: str
+    epoch: int | None = None
+    pgs_moved: int | None = None
+    replicas_moved: int | None = None
+    time_to_isolation_secs: float | None = None
+    dry_run: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["from"] = out.pop("from_mode")
+        out["to"] = out.pop("to_mode")
+        return out
+
+
+@dataclass
+class ModuleState:
+    decision: DecisionState
+    pinned: Mode | None = None
+    roles: dict[int, PoolRole] = field(default_factory=dict)
+    history: list[SwitchRecord] = field(default_factory=list)
+    switches_total: int = 0
+    blocked_total: dict[str, int] = field(default_factory=dict)
+
+    @staticmethod
+    def initial(now: float) -> ModuleState:
+        # Isolated is the safe start: it never lets normal data near urgent OSDs.
+        return ModuleState(DecisionState(Mode.ISOLATED, now))
+
+    def record_switch(self, record: SwitchRecord) -> None:
+        self.history.append(record)
+        del self.history[:-HISTORY_LEN]
+        if not record.dry_run:
+            self.switches_total += 1
+
+    def last_switch(self) -> SwitchRecord | None:
+        real = [r for r in self.history if not r.dry_run]
+        return real[-1] if real else None
+
+    def to_json(self) -> str:
+        return json.dumps({
+            "mode": self.decision.mode.value,
+            "mode_since": self.decision.mode_since,
+            "quiet_since": self.decision.quiet_since,
+            "pinned": self.pinned.value if self.pinned else None,
+            "roles": {str(pid): {"role": r.role.value, "placement": r.placement.value}
+                      for pid, r in sorted(self.roles.items())},
+            "history": [asdict(r) for r in self.history],
+            "switches_total": self.switches_total,
+            "blocked_total": self.blocked_total,
+        }, sort_keys=True)
+
+    @staticmethod
+    def from_json(text: str | None, now: float) -> ModuleState:
+        """Restore; a missing or unreadable record starts fresh (isolated)."""
+        if not text:
+            return ModuleState.initial(now)
+        try:
+            raw = json.loads(text)
+            decision = DecisionState(Mode(raw["mode"]), float(raw["mode_since"]),
+                                     raw.get("quiet_since"))
+            roles = {int(pid): PoolRole(Role(r["role"]), UrgentPlacement(r.get("placement",
+                     "isolated"))) for pid, r in raw.get("roles", {}).items()}
+            return ModuleState(
+                decision=decision,
+                pinned=Mode(raw["pinned"]) if raw.get("pinned") else None,
+                roles=roles,
+                history=[SwitchRecord(**r) for r in raw.get("history", [])],
+                switches_total=int(raw.get("switches_total", 0)),
+                blocked_total={str(k): int(v) for k, v in raw.get("blocked_total", {}).items()},
+            )
+        except (KeyError, TypeError, ValueError):
+            return ModuleState.initial(now)

@@ -1,0 +1,49 @@
+"""Per-pool rates from the mgr's running op totals."""
+from mgr_sla.activity import PoolOps, PoolRates, pool_ops_from_df
+
+
+def test_df_totals_sum_reads_and_writes():
+    df = {"pools": [{"id": 1, "stats": {"rd": 10, "wr": 5}}, {"id": 2, "stats": {}}]}
+    assert pool_ops_from_df(df) == [PoolOps(1, 15), PoolOps(2, 0)]
+
+
+def test_rate_needs_two_samples_then_covers_the_window():
+    r = PoolRates(window_secs=5.0)
+    r.add(0.0, [PoolOps(1, 0)])
+    assert r.rate(1) is None
+    for t in range(1, 11):
+        r.add(float(t), [PoolOps(1, 100 * t)])
+    assert r.rate(1) == 100.0
+    r.add(11.0, [PoolOps(1, 1000)])  # no new ops reported in the last second
+    assert 80.0 <= r.rate(1) <= 100.0
+
+
+def test_stepwise_reports_average_over_the_window():
+    # totals that move only every 5 s (OSD stats period) still give a steady rate
+    r = PoolRates(window_secs=5.0)
+    for t in range(0, 31):
+        r.add(float(t), [PoolOps(1, (t // 5) * 500)])
+    assert 80.0 <= r.rate(1) <= 125.0
+
+
+def test_counter_reset_restarts_the_pool():
+    r = PoolRates(5.0)
+    r.add(0.0, [PoolOps(1, 1000)])
+    r.add(1.0, [PoolOps(1, 2000)])
+    r.add(2.0, [PoolOps(1, 10)])
+    assert r.rate(1) is None
+
+
+def test_total_rate_counts_unknown_pools_as_zero_once_one_is_known():
+    r = PoolRates(5.0)
+    r.add(0.0, [PoolOps(1, 0)])
+    assert r.total_rate([1, 2]) is None
+    r.add(2.0, [PoolOps(1, 200), PoolOps(2, 0)])
+    assert r.total_rate([1, 2]) == 100.0
+
+
+def test_deleted_pools_are_forgotten():
+    r = PoolRates(5.0)
+    r.add(0.0, [PoolOps(1, 0)])
+    r.add(1.0, [PoolOps(2, 0)])
+    assert r.rate(1) is None

@@ -1,0 +1,60 @@
+"""Views of the mgr's dicts."""
+from mgr_sla.cluster import (
+    cluster_view,
+    mapping_change,
+    pgs_acting_on,
+    pgs_not_clean,
+    pool_misplaced_ratios,
+)
+
+OSD_MAP = {
+    "epoch": 42, "crush_version": 7,
+    "pools": [{"pool": 1, "pool_name": "fast", "crush_rule": 3, "size": 3},
+              {"pool": 2, "pool_name": "bulk", "crush_rule": 1, "size": 3}],
+    "osds": [{"osd": 0, "up": 1, "in": 1}, {"osd": 1, "up": 0, "in": 1},
+             {"osd": 2, "up": 0, "in": 0}],
+}
+CRUSH = {
+    "rules": [{"rule_id": 0, "rule_name": "replicated_rule"},
+              {"rule_id": 1, "rule_name": "sla_isolated_normal"},
+              {"rule_id": 3, "rule_name": "sla_isolated_urgent"}],
+    "devices": [{"id": 0, "name": "osd.0", "class": "hdd"},
+                {"id": 1, "name": "osd.1", "class": "ssd"},
+                {"id": 2, "name": "osd.2", "class": "ssd"}],
+    "choose_args": {"2": [], "-1": []},
+}
+
+
+def test_view():
+    v = cluster_view(OSD_MAP, CRUSH)
+    assert v.epoch == 42 and v.crush_version == 7
+    assert v.pool_by_name("bulk").pool_id == 2 and v.pool_by_name("nope") is None
+    assert v.rule_name(3) == "sla_isolated_urgent" and v.rule_name(9) == "rule 9"
+    assert v.down_in_osds == (1,)
+    assert v.osds_of_class("ssd") == {1, 2}
+    assert v.choose_args_pools == {2}
+
+
+def test_pg_views():
+    stats = [
+        {"pgid": "2.0", "acting": [0, 1], "state": "active+clean"},
+        {"pgid": "2.1", "acting": [0, 4], "state": "active+remapped+backfilling"},
+        {"pgid": "1.0", "acting": [1, 2], "state": "peering"},
+    ]
+    assert pgs_acting_on(stats, [2], frozenset({1, 2})) == 1
+    assert pgs_acting_on(stats, [2], frozenset({7})) == 0
+    assert pgs_not_clean(stats, [2]) == 1
+    assert pgs_not_clean(stats, [1, 2]) == 2
+
+
+def test_misplaced_ratio_per_pool():
+    dump = {"pool_stats": [
+        {"poolid": 2, "stat_sum": {"num_object_copies": 300, "num_objects_misplaced": 30}},
+        {"poolid": 3, "stat_sum": {"num_object_copies": 0, "num_objects_misplaced": 0}}]}
+    assert pool_misplaced_ratios(dump) == {2: 0.1, 3: 0.0}
+
+
+def test_mapping_change_counts_new_replicas():
+    before = {"2.0": [0, 2, 4], "2.1": [0, 2, 4]}
+    after = {"2.0": [0, 2, 4], "2.1": [0, 5, 4]}
+    assert mapping_change(before, after) == (1, 1)

@@ -1,0 +1,95 @@
+"""The mode decision: thresholds, the dwell band, pins, flapping bounds."""
+import math
+
+import pytest
+
+from mgr_sla.decision import DecisionState, Mode, ThresholdError, Thresholds, decide, held
+
+T = Thresholds(100.0, 50.0)
+
+
+def run(series, dwell=10.0, step=1.0, start=Mode.SHARED):
+    """Feed a series of urgent IOPS one per `step` seconds; return switch times and modes."""
+    state = DecisionState(start, 0.0)
+    switches = []
+    for i, iops in enumerate(series):
+        now = (i + 1) * step
+        d = decide(state, iops, now, T, dwell)
+        state = d.state
+        if d.switch:
+            switches.append((now, d.target))
+    return switches, state
+
+
+def test_load_above_high_isolates_at_once():
+    switches, state = run([0, 0, 150])
+    assert switches == [(3.0, Mode.ISOLATED)]
+    assert state.mode is Mode.ISOLATED
+
+
+def test_quiet_returns_to_shared_only_after_the_dwell():
+    switches, _ = run([150] + [10] * 15, dwell=10.0)
+    assert switches == [(1.0, Mode.ISOLATED), (12.0, Mode.SHARED)]
+
+
+def test_inside_the_band_keeps_isolated_and_restarts_the_dwell():
+    # quiet 5 s, band 1 s, quiet again: the dwell counts from the second quiet run
+    switches, _ = run([150] + [10] * 5 + [70] + [10] * 12, dwell=10.0)
+    assert switches == [(1.0, Mode.ISOLATED), (18.0, Mode.SHARED)]
+
+
+def test_hovering_load_switches_at_most_once_per_dwell_window():
+    # load oscillating across both thresholds every 3 s for 10 minutes
+    series = [150 if (i // 3) % 2 else 20 for i in range(600)]
+    switches, _ = run(series, dwell=30.0)
+    assert len(switches) == 1, switches
+
+
+def test_periodic_bursts_are_bounded_by_the_dwell():
+    # bursts every 60 s, quiet in between; dwell 30 s -> at most 2 switches a minute
+    series = [150 if i % 60 < 5 else 0 for i in range(600)]
+    switches, _ = run(series, dwell=30.0)
+    shared = [t for t, m in switches if m is Mode.SHARED]
+    assert all(b - a >= 30.0 for a, b in zip(shared, shared[1:]))
+    assert len(switches) <= 2 * 600 / 60
+
+
+def test_no_measurement_keeps_the_mode():
+    state = DecisionState(Mode.ISOLATED, 0.0, quiet_since=0.0)
+    d = decide(state, None, 1000.0, T, 10.0)
+    assert not d.switch and d.target is Mode.ISOLATED
+
+
+def test_pin_overrides_load_and_is_reported():
+    state = DecisionState(Mode.ISOLATED, 0.0)
+    d = decide(state, 5000.0, 1.0, T, 10.0, pinned=Mode.SHARED)
+    assert d.switch and d.target is Mode.SHARED and "pinned" in d.reason
+    d2 = decide(d.state, 5000.0, 2.0, T, 10.0, pinned=Mode.SHARED)
+    assert not d2.switch
+
+
+def test_held_keeps_the_mode_but_counts_the_quiet_run():
+    state = DecisionState(Mode.ISOLATED, 0.0, quiet_since=0.0)
+    d = decide(state, 0.0, 20.0, T, 10.0)
+    assert d.switch
+    kept = held(d, state)
+    assert kept.mode is Mode.ISOLATED and kept.quiet_since == 0.0
+
+
+@pytest.mark.parametrize("high,low,msg", [
+    ("abc", None, "must be a number"),
+    (-5, None, "must be > 0"),
+    (0, None, "must be > 0"),
+    (100, 200, "above the high threshold"),
+    (math.nan, None, "finite"),
+    (True, None, "must be a number"),
+    (100, "x", "low threshold must be a number"),
+])
+def test_bad_thresholds_are_named(high, low, msg):
+    with pytest.raises(ThresholdError, match=msg):
+        Thresholds.parse(high, low)
+
+
+def test_low_defaults_to_half_of_high():
+    assert Thresholds.parse("200") == Thresholds(200.0, 100.0)
+    assert Thresholds.parse(200, 200) == Thresholds(200.0, 200.0)

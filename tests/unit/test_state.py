@@ -1,0 +1,46 @@
+"""Persisted state round-trips; expected rules per role and mode."""
+from mgr_sla.decision import DecisionState, Mode
+from mgr_sla.state import (
+    HISTORY_LEN,
+    ModuleState,
+    PoolRole,
+    Role,
+    SwitchRecord,
+    UrgentPlacement,
+    expected_rule,
+)
+
+
+def test_round_trip_keeps_mode_roles_and_history():
+    s = ModuleState(DecisionState(Mode.SHARED, 12.0, 3.0), pinned=Mode.SHARED)
+    s.roles = {3: PoolRole(Role.NORMAL), 4: PoolRole(Role.URGENT, UrgentPlacement.HYBRID)}
+    s.record_switch(SwitchRecord(12.0, "isolated", "shared", "quiet", epoch=40, pgs_moved=7))
+    s.blocked_total = {"osd_down": 2}
+    back = ModuleState.from_json(s.to_json(), now=99.0)
+    assert back.to_json() == s.to_json()
+    assert back.decision.mode is Mode.SHARED and back.pinned is Mode.SHARED
+    assert back.roles[4].placement is UrgentPlacement.HYBRID
+    assert back.last_switch().pgs_moved == 7 and back.switches_total == 1
+
+
+def test_missing_or_broken_state_starts_isolated():
+    for text in (None, "", "{not json", '{"mode": "sideways"}'):
+        s = ModuleState.from_json(text, now=5.0)
+        assert s.decision.mode is Mode.ISOLATED and s.roles == {}
+
+
+def test_history_is_bounded_and_dry_runs_do_not_count():
+    s = ModuleState.initial(0.0)
+    for i in range(HISTORY_LEN + 10):
+        s.record_switch(SwitchRecord(float(i), "a", "b", "r", dry_run=(i % 2 == 0)))
+    assert len(s.history) == HISTORY_LEN
+    assert s.switches_total == (HISTORY_LEN + 10) // 2
+    assert not s.last_switch().dry_run
+
+
+def test_expected_rules():
+    assert expected_rule(PoolRole(Role.NORMAL), Mode.ISOLATED) == "sla_isolated_normal"
+    assert expected_rule(PoolRole(Role.NORMAL), Mode.SHARED) == "sla_shared"
+    for mode in Mode:
+        assert expected_rule(PoolRole(Role.URGENT), mode) == "sla_isolated_urgent"
+        assert expected_rule(PoolRole(Role.URGENT, UrgentPlacement.HYBRID), mode) == "sla_hybrid"
