@@ -58,7 +58,9 @@ class Rule:
     steps: tuple[Step, ...]
 
     def taken_items(self) -> tuple[int, ...]:
-        return tuple(step.item for step in self.steps if step.op == "take" and step.item is not None)
+        return tuple(
+            step.item for step in self.steps if step.op == "take" and step.item is not None
+        )
 
 
 @dataclass(frozen=True)

@@ -104,7 +104,8 @@ def exact_bucket_lines(block: Block, crush: CrushMap) -> Block:
         if "#" in rest:
             rest, comment = rest.split("#", 1)
             comment = "\t#" + comment
-        out.append(f"{match.group(1)}{match.group(2)} weight {format_weight(item.weight)}{rest}{comment}")
+        weight = format_weight(item.weight)
+        out.append(f"{match.group(1)}{match.group(2)} weight {weight}{rest}{comment}")
     if index != len(bucket.items):
         raise CrushError(f"bucket {bucket.name}: text and compiled map disagree on its items")
     return Block(block.kind, block.key, tuple(out))

@@ -24,6 +24,7 @@ from .crushtext import (
     render_choose_args,
     render_rule,
     replace_owned,
+    rule_steps_in_text,
     with_exact_weights,
 )
 from .errors import CrushError
@@ -31,8 +32,15 @@ from .fixedpoint import is_round_trip_safe
 from .sampling import Pool, map_rule
 from .tools import Tools
 from .topology import Topology, analyse
-from .verify import Layout, PairReport, RuleReport, VerifyReport, check_rule, movement
-from .verify import requirement_failures
+from .verify import (
+    Layout,
+    PairReport,
+    RuleReport,
+    VerifyReport,
+    check_rule,
+    movement,
+    requirement_failures,
+)
 from .weightsets import SharedParams, hybrid_choose_args, initial_params, shared_choose_args
 
 CALIBRATION_PGS = 8192
@@ -151,7 +159,9 @@ def _assemble(
     with_sizes: bool,
 ) -> str:
     rule_blocks = {
-        name: render_rule(name, rule_ids[name], R.rule_steps(name, placement), with_sizes=with_sizes)
+        name: render_rule(
+            name, rule_ids[name], R.rule_steps(name, placement), with_sizes=with_sizes
+        )
         for name in R.RULE_NAMES
     }
     if not with_sizes:
@@ -228,11 +238,18 @@ def verify_rules(
     plan: VerifyPlan,
     extra_rules: Mapping[str, Sequence[str]] | None = None,
 ) -> VerifyReport:
-    """Map every SLA rule (and any extra rule steps) on the plan's pools and check 1-5."""
+    """Map every SLA rule (and any extra rule steps) on the plan's pools and check 1-5.
+
+    The steps are the map's own when it has the rule (so an installed map is
+    checked as it is), else the ones we would generate.
+    """
     layout = _layout(crush, topo)
     mapped: dict[str, dict[int, tuple[int, ...]]] = {}
     reports: dict[str, RuleReport] = {}
-    all_rules: dict[str, Sequence[str]] = {n: R.rule_steps(n, topo.placement) for n in R.RULE_NAMES}
+    in_map = {b.key: rule_steps_in_text(b) for b in blocks if b.kind == "rule"}
+    all_rules: dict[str, Sequence[str]] = {
+        n: in_map.get(n) or R.rule_steps(n, topo.placement) for n in R.RULE_NAMES
+    }
     all_rules.update(extra_rules or {})
     for name, steps in all_rules.items():
         urgent_side = name in (R.ISOLATED_URGENT, R.FAST, R.HYBRID)
@@ -256,19 +273,99 @@ def verify_rules(
                         tuple(warnings))
 
 
-def _synthetic_plan(
-    tools: Tools,
-    crush: CrushMap,
-    size: int,
+def synthetic_osdmap(tools: Tools, crush: CrushMap, size: int, pgs: int) -> bytes:
+    """An osdmap with every device of the map and a pool 1 of >= pgs PGs."""
+    return tools.simple_osdmap(max(crush.devices, default=0) + 1, pgs, size)
+
+
+def synthetic_plan(
+    osdmap: bytes,
     pg_num: int,
     normal_args: tuple[ChooseArg, ...] | None,
     hybrid_args: tuple[ChooseArg, ...] | None,
     labels: tuple[int | None, int | None],
 ) -> VerifyPlan:
-    max_osd = max(crush.devices, default=0) + 1
-    osdmap = tools.simple_osdmap(max_osd, pg_num, size)
+    """Verify on the first pg_num PGs of the synthetic pool 1, with the given weight sets."""
     pool = Pool(SYNTHETIC_POOL, 0, pg_num)
     return VerifyPlan(osdmap, True, pool, pool, normal_args, hybrid_args, labels[0], labels[1])
+
+
+def live_plan(
+    tools: Tools,
+    osdmap: bytes,
+    pool_ids: Sequence[int],
+    urgent_pool_ids: Sequence[int],
+    normal_args: tuple[ChooseArg, ...] | None,
+    hybrid_args: tuple[ChooseArg, ...] | None,
+) -> VerifyPlan:
+    """Verify on real pools: the first normal pool, the first urgent one (or the normal one)."""
+    pools = {int(p["pool"]): p for p in tools.osdmap_dump(osdmap).get("pools", [])}
+    if not pools:
+        raise CrushError("the osdmap has no pools to verify on; create a pool or verify offline")
+    for pool_id in list(pool_ids) + list(urgent_pool_ids):
+        if pool_id not in pools:
+            raise CrushError(f"pool id {pool_id} is not in the osdmap (pools: {sorted(pools)})")
+    normal_id = pool_ids[0] if pool_ids else min(pools)
+    urgent_id = urgent_pool_ids[0] if urgent_pool_ids else normal_id
+
+    def pool(pool_id: int) -> Pool:
+        raw = pools[pool_id]
+        return Pool(pool_id, int(raw["crush_rule"]), int(raw["pg_num"]))
+
+    return VerifyPlan(osdmap, False, pool(normal_id), pool(urgent_id), normal_args, hybrid_args,
+                      normal_id, urgent_id if urgent_pool_ids else None)
+
+
+def _shape_keys(crush: CrushMap, root_id: int) -> tuple[list[int], list[int]]:
+    """choose_args indexes that look like ours: (shared ones, hybrid ones).
+
+    Shared sets put normal shadow ``ids`` on the root; hybrid sets weigh the
+    root without ids.
+    """
+    shared: list[int] = []
+    hybrid: list[int] = []
+    for index, args in sorted(crush.choose_args.items()):
+        root = [a for a in args if a.bucket_id == root_id]
+        if index < 0 or not root or not root[0].weight_set:
+            continue
+        (shared if root[0].ids else hybrid).append(index)
+    return shared, hybrid
+
+
+def verify_map(
+    tools: Tools,
+    binary: bytes,
+    options: GenerateOptions,
+    osdmap: bytes | None = None,
+) -> VerifyReport:
+    """Check requirements 1-5 for a map that already carries the SLA rules.
+
+    The weight sets tried are the map's own for options.pool_ids[0] (default:
+    the first that looks like a shared set) and options.urgent_pool_ids[0].
+    """
+    crush = crushmap_from_dump(tools.dump(binary))
+    topo = analyse(crush, options.placement(), options.size)
+    missing = [n for n in R.RULE_NAMES if crush.rule_named(n) is None]
+    if missing:
+        raise CrushError(f"the map has no rule {missing[0]}; run sla-crush generate first")
+    blocks = with_exact_weights(parse_blocks(tools.decompile(binary)), crush)
+    shared_keys, hybrid_keys = _shape_keys(crush, topo.root.id)
+    normal_id: int | None = options.pool_ids[0] if options.pool_ids else (
+        shared_keys[0] if shared_keys else None)
+    urgent_id: int | None = options.urgent_pool_ids[0] if options.urgent_pool_ids else (
+        hybrid_keys[0] if hybrid_keys else None)
+    normal_args = crush.choose_args.get(normal_id) if normal_id is not None else None
+    hybrid_args = crush.choose_args.get(urgent_id) if urgent_id is not None else None
+    if osdmap is None:
+        sample = synthetic_osdmap(tools, crush, options.size, options.pg_num)
+        plan = synthetic_plan(sample, options.pg_num, normal_args, hybrid_args,
+                              (normal_id, urgent_id))
+    else:
+        plan = live_plan(tools, osdmap, [normal_id] if normal_id is not None else [],
+                         [urgent_id] if urgent_id is not None else [], normal_args, hybrid_args)
+        # the real pools carry the weight sets already: do not re-add them
+    report = verify_rules(tools, blocks, crush, topo, plan)
+    return report
 
 
 # -- safety ------------------------------------------------------------------------
@@ -324,12 +421,12 @@ def generate(
     tools: Tools,
     input_map: bytes,
     options: GenerateOptions,
-    verify_plan: VerifyPlan | None = None,
+    live_osdmap: bytes | None = None,
 ) -> Generated:
     """Add the SLA rules and weight sets to ``input_map`` (binary), calibrated and verified.
 
-    verify_plan: the osdmap/pools to verify on (live clusters); default a
-    synthetic pool of options.pg_num PGs.
+    live_osdmap: verify on the real pools of this osdmap (options.pool_ids /
+    urgent_pool_ids); default a synthetic pool of options.pg_num PGs.
     """
     if options.release not in R.RELEASES:
         raise CrushError(f"unknown --release {options.release}; use one of {', '.join(R.RELEASES)}")
@@ -340,10 +437,10 @@ def generate(
     _check_pool_ids(crush, options)
     blocks = with_exact_weights(parse_blocks(tools.decompile(input_map)), crush)
     rule_ids = _rule_ids(crush)
-    max_osd = max(crush.devices, default=0) + 1
-    calibration_map = tools.simple_osdmap(max_osd, options.calibration_pgs, options.size)
+    osdmap = synthetic_osdmap(tools, crush, options.size,
+                              max(options.calibration_pgs, options.pg_num))
     base = parse_blocks(_assemble(blocks, rule_ids, topo.placement, {}, with_sizes=True))
-    params = calibrate(tools, base, crush, topo, calibration_map, options.calibration_pgs)
+    params = calibrate(tools, base, crush, topo, osdmap, options.calibration_pgs)
     shared = shared_choose_args(crush, topo, params)
     hybrid = hybrid_choose_args(crush, topo)
     choose_args = {pool: shared for pool in options.pool_ids}
@@ -355,11 +452,17 @@ def generate(
     after = tools.dump(binary)
     check_unchanged(before, after, set(choose_args))
     warnings = round_trip(tools, binary, crush)
-    if verify_plan is None:
+    hybrid_used = hybrid if options.urgent_pool_ids else None
+    if live_osdmap is not None and options.pool_ids:
+        # Verify on the real normal pools' PGs. With none registered yet, a
+        # live pool may be tiny (device_health_metrics has 1 PG): the design
+        # is then checked on a synthetic pool of options.pg_num PGs instead.
+        verify_plan = live_plan(tools, live_osdmap, options.pool_ids, options.urgent_pool_ids,
+                                shared, hybrid_used)
+    else:
         labels = (options.pool_ids[0] if options.pool_ids else None,
                   options.urgent_pool_ids[0] if options.urgent_pool_ids else None)
-        verify_plan = _synthetic_plan(tools, crush, options.size, options.pg_num, shared,
-                                      hybrid if options.urgent_pool_ids else None, labels)
+        verify_plan = synthetic_plan(osdmap, options.pg_num, shared, hybrid_used, labels)
     report = verify_rules(tools, base, crush, topo, verify_plan)
     report = VerifyReport(
         report.rules, report.pair, report.target_urgent_share, report.failures,

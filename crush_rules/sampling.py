@@ -42,13 +42,11 @@ def variant_text(
     """
     body = [b for b in blocks if not (b.kind == "choose_args" and b.key == str(pool.id))]
     if replace_rule:
-        ids = {_rule_id(b): i for i, b in enumerate(body) if b.kind == "rule"}
         probe = render_rule(PROBE_RULE, pool.rule_id, steps, with_sizes=True)
         body = [b for b in body if not (b.kind == "rule" and _rule_id(b) == pool.rule_id)]
         body = [b for b in body if not (b.kind == "rule" and b.key == PROBE_RULE)]
         at = max((i for i, b in enumerate(body) if b.kind in ("rule", "bucket")), default=0) + 1
         body.insert(at, probe)
-        del ids
     else:
         body = with_rule_steps(body, pool.rule_id, steps)
     if choose_args:
@@ -79,7 +77,8 @@ def map_rule(
     """PG seed -> OSDs for the first pool.pg_num PGs of the pool under the variant map."""
     text = variant_text(blocks, pool, steps, choose_args, replace_rule=synthetic)
     crush = tools.compile(text)
-    mapped = tools.map_pgs(osdmap, crush, pool.id, mark_up_in=synthetic)
+    mapped = tools.map_pgs(osdmap, crush, pool.id, mark_up_in=synthetic,
+                           pg_num=pool.pg_num if synthetic else None)
     return {
         seed: (m.up if use_up else m.raw) for seed, m in mapped.items() if seed < pool.pg_num
     }

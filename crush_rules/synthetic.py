@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-Host = Sequence[tuple[str, float]]
+Host = list[tuple[str, float]]
 
 _TYPES = (
     "osd", "host", "chassis", "rack", "row", "pdu", "pod", "room", "datacenter", "zone",
@@ -18,7 +18,9 @@ _TYPES = (
 )
 
 
-def crush_text(hosts: Sequence[Host], *, racks: int = 0, root: str = "default") -> str:
+def crush_text(
+    hosts: Sequence[Sequence[tuple[str, float]]], *, racks: int = 0, root: str = "default"
+) -> str:
     """crushtool text for the hosts; with racks > 0 hosts are dealt round-robin into racks."""
     lines = [
         "# begin crush map",
@@ -119,7 +121,7 @@ def uneven(hosts: int = 40, seed: int = 7) -> list[Host]:
     return out
 
 
-def large(osds: int = 10_000, per_host: int = 25, ssd_every: int = 10) -> list[Host]:
+def large(osds: int = 10_000, per_host: int = 25, ssd_every: int = 5) -> list[Host]:
     """A big uniform-ish cluster: hosts of ``per_host`` OSDs, one in ``ssd_every`` an SSD."""
     out: list[Host] = []
     made = 0
@@ -128,7 +130,7 @@ def large(osds: int = 10_000, per_host: int = 25, ssd_every: int = 10) -> list[H
         host = []
         for i in range(n):
             index = made + i
-            host.append(("ssd", 0.5) if index % ssd_every == 0 else ("hdd", 4.0))
+            host.append(("ssd", 2.0) if index % ssd_every == 0 else ("hdd", 4.0))
         out.append(host)
         made += n
     return out

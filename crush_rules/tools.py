@@ -87,7 +87,8 @@ class Tools:
             try:
                 _run([self.crushtool, "-c", str(src), "-o", str(out)], "crushtool -c")
             except CrushError as exc:
-                raise CrushError(f"crush map does not compile: {exc}") from exc
+                message = str(exc).replace(f"{src}:", "line ")
+                raise CrushError(f"crush map does not compile: {message}") from exc
             return out.read_bytes()
 
     def decompile(self, binary: bytes) -> str:
@@ -163,14 +164,24 @@ class Tools:
         with tempfile.TemporaryDirectory(prefix="sla-crush-") as tmp:
             src, out = Path(tmp, "osdmap"), Path(tmp, "crush.bin")
             src.write_bytes(osdmap)
-            _run([self.osdmaptool, str(src), "--export-crush", str(out)], "osdmaptool --export-crush",
-                 cwd=tmp)
+            _run([self.osdmaptool, str(src), "--export-crush", str(out)],
+                 "osdmaptool --export-crush", cwd=tmp)
             return out.read_bytes()
 
     def map_pgs(
-        self, osdmap: bytes, crush: bytes | None, pool: int, *, mark_up_in: bool
+        self,
+        osdmap: bytes,
+        crush: bytes | None,
+        pool: int,
+        *,
+        mark_up_in: bool,
+        pg_num: int | None = None,
     ) -> dict[int, PgMapping]:
-        """PG seed -> mapping of every PG of ``pool``, optionally under another crush map."""
+        """PG seed -> mapping of the PGs of ``pool``, optionally under another crush map.
+
+        pg_num maps only the first pg_num PGs (the pool's pgp_num must be at
+        least that, or PGs past pgp_num repeat earlier ones).
+        """
         with tempfile.TemporaryDirectory(prefix="sla-crush-") as tmp:
             src = Path(tmp, "osdmap")
             src.write_bytes(osdmap)
@@ -181,6 +192,8 @@ class Tools:
             if mark_up_in:
                 argv.append("--mark-up-in")
             argv += ["--test-map-pgs-dump-all", "--pool", str(pool)]
+            if pg_num is not None:
+                argv += ["--pg_num", str(pg_num)]
             out = _run(argv, "osdmaptool --test-map-pgs-dump-all", cwd=tmp)
         result: dict[int, PgMapping] = {}
         for line in out.splitlines():

@@ -84,7 +84,9 @@ def analyse(crush: CrushMap, placement: Placement, size: int) -> Topology:
             if not b.is_shadow and not any(i.id == b.id for o in crush.buckets.values()
                                            for i in o.items)
         )
-        raise CrushError(f"root '{placement.root}' not in the map; pass --root ({', '.join(roots)})")
+        raise CrushError(
+            f"root '{placement.root}' not in the map; pass --root ({', '.join(roots)})"
+        )
     fd = placement.failure_domain
     if fd not in crush.types.values() or fd == crush.types.get(0):
         types = ", ".join(t for i, t in sorted(crush.types.items()) if i > 0)
@@ -92,13 +94,15 @@ def analyse(crush: CrushMap, placement: Placement, size: int) -> Topology:
             f"failure-domain type '{fd}' is not a bucket type of this map; "
             f"pass --failure-domain with one of: {types}"
         )
-    classes = {c for d, c in crush.devices.items() if c and d in set(crush.devices_under(root.id))}
+    under_root = set(crush.devices_under(root.id))
+    classes = {c for d, c in crush.devices.items() if c and d in under_root}
     for role, name in (("normal", placement.normal_class), ("urgent", placement.urgent_class)):
         if name not in classes:
             known = ", ".join(sorted(classes)) or "none"
             raise CrushError(
                 f"no '{name}' devices under root {root.name} (classes there: {known}); "
-                f"pass --{role}-class or set the class: ceph osd crush set-device-class {name} osd.N"
+                f"pass --{role}-class or set the class: "
+                f"ceph osd crush set-device-class {name} osd.N"
             )
     if placement.normal_class == placement.urgent_class:
         raise CrushError("--normal-class and --urgent-class must differ")

@@ -47,7 +47,8 @@ class RuleReport:
     urgent_share: float
     urgent_share_ratio: float | None
     primary_urgent: float
-    urgent_load_spread: float | None
+    urgent_load_cv: float | None
+    urgent_load_noise_cv: float | None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -92,23 +93,30 @@ def _ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator if denominator else 0.0
 
 
-def _urgent_load_spread(mappings: Mappings, layout: Layout) -> float | None:
-    """Spread (max - min) / mean of replicas per unit weight over urgent OSDs.
+def _urgent_load_cv(mappings: Mappings, layout: Layout) -> tuple[float | None, float | None]:
+    """(cv, noise_cv) of replicas per unit weight over urgent OSDs.
 
-    Informational: with few PGs per OSD it is mostly sampling noise.
+    cv is the coefficient of variation of each urgent OSD's replicas divided
+    by its weight; noise_cv is what Poisson sampling alone would give with
+    this many PGs.  Load proportional to weight shows as cv close to noise_cv.
     """
     urgent = [d for d, c in layout.device_class.items()
               if c == layout.urgent_class and layout.device_weight.get(d, 0) > 0]
     if len(urgent) < 2:
-        return None
+        return None, None
     count = dict.fromkeys(urgent, 0)
     for osds in mappings.values():
         for osd in osds:
             if osd in count:
                 count[osd] += 1
-    per_weight = [count[d] / layout.device_weight[d] for d in urgent]
-    mean = statistics.fmean(per_weight)
-    return round((max(per_weight) - min(per_weight)) / mean, 4) if mean else None
+    total_weight = sum(layout.device_weight[d] for d in urgent)
+    total = sum(count.values())
+    if not total:
+        return None, None
+    ratios = [count[d] / (total * layout.device_weight[d] / total_weight) for d in urgent]
+    expected = [total * layout.device_weight[d] / total_weight for d in urgent]
+    noise = statistics.fmean(1 / e ** 0.5 for e in expected)
+    return round(statistics.pstdev(ratios), 4), round(noise, 4)
 
 
 def check_rule(
@@ -150,6 +158,7 @@ def check_rule(
             primaries += 1
     pgs = len(mappings)
     share = _ratio(urgent, replicas)
+    cv, noise = _urgent_load_cv(mappings, layout) if name == R.SHARED else (None, None)
     return RuleReport(
         rule=name,
         pool_id=pool_id,
@@ -165,7 +174,8 @@ def check_rule(
             if name == R.SHARED and layout.target_urgent_share else None
         ),
         primary_urgent=round(_ratio(primaries, pgs), 4),
-        urgent_load_spread=_urgent_load_spread(mappings, layout) if name == R.SHARED else None,
+        urgent_load_cv=cv,
+        urgent_load_noise_cv=noise,
     )
 
 
@@ -209,7 +219,8 @@ def requirement_failures(
                 warnings.append(message)
         if r.isolation_violations:
             failures.append(
-                f"R2 {label}: {r.isolation_violations}/{r.pgs} PGs use the other device class"
+                f"R2 {label}: {r.isolation_violations}/{r.pgs} PGs put a replica on a device "
+                "class the rule excludes"
             )
     shared = reports.get(R.SHARED)
     if shared is not None:

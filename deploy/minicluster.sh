@@ -129,7 +129,6 @@ auth service required = cephx
 auth client required = cephx
 auth allow insecure global id reclaim = false
 run dir = $DIR/run
-admin socket = $DIR/run/\$name.asok
 log file = $DIR/log/\$name.log
 log to stderr = false
 err to stderr = true
@@ -257,10 +256,10 @@ do_up() {
     wait_for "the mon to answer" "$deadline" cephc mon stat
 
     # mgr: module endpoints on loopback and on this cluster's own ports
-    cephc config set mgr mgr/sla/metrics_addr 127.0.0.1
-    cephc config set mgr mgr/sla/metrics_port "$sla_port"
-    cephc config set mgr mgr/prometheus/server_addr 127.0.0.1
-    cephc config set mgr mgr/prometheus/server_port "$prom_port"
+    cephc config set mgr mgr/sla/metrics_addr 127.0.0.1 --force
+    cephc config set mgr mgr/sla/metrics_port "$sla_port" --force
+    cephc config set mgr mgr/prometheus/server_addr 127.0.0.1 --force
+    cephc config set mgr mgr/prometheus/server_port "$prom_port" --force
     printf 'SLA_METRICS_PORT=%s\nPROMETHEUS_MODULE_PORT=%s\n' "$sla_port" "$prom_port" >"$DIR/ports.env"
     cephc auth get-or-create mgr.x mon 'allow profile mgr' osd 'allow *' mds 'allow *' \
         -o "$DIR/mgr/ceph-x/keyring" >/dev/null

@@ -131,6 +131,15 @@ in_root apt-get -o Acquire::Check-Valid-Until=false update ||
 in_root apt-get -o Acquire::Check-Valid-Until=false install -y --no-install-recommends "${PACKAGES[@]}" ||
     die "apt-get install of Ceph in the $suite root failed (see above); rerun to retry"
 in_root apt-get clean
+# Reef's mgr_util.py imports bcrypt at the top; trixie's bcrypt is PyO3, which
+# refuses mgr subinterpreters, so every mgr module fails to load. Import it
+# only where it is used (password_hash, dashboard only). Tentacle needs none.
+util=$tmp/usr/share/ceph/mgr/mgr_util.py
+if grep -q '^import bcrypt$' "$util" 2>/dev/null; then
+    sed -i -e 's/^import bcrypt$/# bcrypt (PyO3) cannot load in mgr subinterpreters: imported in password_hash()/' \
+        -e '/^def password_hash(/a\    import bcrypt' "$util"
+    grep -q '^    import bcrypt$' "$util" || die "could not patch $util for bcrypt; rerun to rebuild"
+fi
 version=$(in_root ceph --version) || die "ceph --version fails inside the new $suite root; rerun to rebuild"
 umount_below "$tmp"
 

@@ -57,6 +57,10 @@ class PoolRates:
         for gone in set(self._samples) - seen:
             del self._samples[gone]
 
+    def reset(self) -> None:
+        """Forget every sample: the totals cannot be trusted right now."""
+        self._samples.clear()
+
     def rate(self, pool_id: int) -> float | None:
         """ops/s of one pool, or None before two samples span a useful time."""
         history = self._samples.get(pool_id)

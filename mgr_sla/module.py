@@ -13,7 +13,7 @@ import json
 import threading
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Optional
 
 from mgr_module import HandleCommandResult, MgrModule
 
@@ -134,6 +134,7 @@ class Module(MgrModule):
         self._metrics = MetricsServer(self._status_snapshot)
         self._metrics_where: tuple[str, int] | None = None
         self._health: dict[str, Any] = {}
+        self._pg_status: dict[str, Any] = {}
 
     # ---- options -----------------------------------------------------------
     def _opt(self, name: str) -> Any:
@@ -188,7 +189,14 @@ class Module(MgrModule):
     def tick(self) -> None:
         now = time.time()
         view = self._view()
-        self._rates.add(now, pool_ops_from_df(self.get("df")))
+        self._pg_status = self.get("pg_status")
+        if pg_counts(self._pg_status.get("pgs_by_state", [])).unknown:
+            # A PG without stats yet (a fresh mgr after failover) would make
+            # its pool's running totals jump from 0 to their full value: a
+            # huge false rate. Measure only once every PG has reported.
+            self._rates.reset()
+        else:
+            self._rates.add(now, pool_ops_from_df(self.get("df")))
         with self._lock:
             state = self._require_state()
             self._forget_deleted_pools(state, view)
@@ -243,7 +251,7 @@ class Module(MgrModule):
             state.blocked_total[name] = state.blocked_total.get(name, 0) + 1
 
     def _health_snapshot(self, view: ClusterView, state: ModuleState) -> ClusterHealth:
-        pg_status = self.get("pg_status")
+        pg_status = self._pg_status
         classes = {self._opt("normal_class"), self._opt("urgent_class")}
         rule_osds = {o for o, c in view.device_class.items() if c in classes}
         missing = tuple(r for r in self._rules_needed(state) if r not in view.rules)
@@ -273,13 +281,13 @@ class Module(MgrModule):
         lacking = [p for p in normal if p not in view.choose_args_pools]
         if lacking:
             return (f"pools {lacking} have no sla choose_args: run 'ceph sla rules apply'")
-        key = (view.crush_version, tuple(normal), view.epoch if not self._verified else None)
-        if self._verified is not None and self._verified[0][:2] == key[:2]:
+        key = (view.crush_version, tuple(normal))
+        if self._verified is not None and self._verified[0] == key:
             return self._verified[1]
         try:
             crush = load_crush_rules()
             report = crush.verify_live(self._cli(crush), crush.Tools(),
-                                       self._generate_options(crush, normal))
+                                       self._generate_options(crush, state, view))
             reason = None if report.ok else "rules fail verification: " + "; ".join(
                 report.failures)
         except Exception as e:
@@ -294,12 +302,19 @@ class Module(MgrModule):
                              name=f"mgr.{self.get_mgr_id()}",
                              keyring=str(self.get_ceph_option("keyring")))
 
-    def _generate_options(self, crush: Any, normal_pools: list[int]) -> Any:
+    def _generate_options(self, crush: Any, state: ModuleState, view: ClusterView,
+                          extra_normal: tuple[int, ...] = ()) -> Any:
+        normal = tuple(sorted({*self._normal_pools(state), *extra_normal}))
+        hybrid = tuple(sorted(p for p, r in state.roles.items()
+                              if r.role is Role.URGENT and r.placement is UrgentPlacement.HYBRID))
+        sizes = [view.pools[p].size for p in normal if p in view.pools]
         return crush.GenerateOptions(
             normal_class=str(self._opt("normal_class")),
             urgent_class=str(self._opt("urgent_class")),
             failure_domain=str(self._opt("failure_domain")),
-            pool_ids=list(normal_pools),
+            size=max(sizes, default=3),
+            pool_ids=normal,
+            urgent_pool_ids=hybrid,
         )
 
     def _switch(self, state: ModuleState, record: SwitchRecord) -> None:
@@ -484,7 +499,7 @@ class Module(MgrModule):
             return _out(format, history_dicts(state), render_history(state))
 
     @compat.write_command("sla set-threshold")
-    def cmd_set_threshold(self, high_iops: str, low_iops: str | None = None,
+    def cmd_set_threshold(self, high_iops: str, low_iops: Optional[str] = None,
                           format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
         """Set the urgent IOPS thresholds (low defaults to half of high)"""
         try:
@@ -511,7 +526,7 @@ class Module(MgrModule):
 
     @compat.write_command("sla pool set")
     def cmd_pool_set(self, pool: str, role: Role,
-                     placement: UrgentPlacement | None = None,
+                     placement: Optional[UrgentPlacement] = None,
                      format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
         """Manage a pool as urgent or normal (urgent placement: isolated|hybrid)"""
         view = self._view()
@@ -534,10 +549,15 @@ class Module(MgrModule):
                 return _err(errno.ENOENT, f"CRUSH rules {', '.join(missing)} are missing: "
                             "run 'ceph sla rules apply' first")
             if role is Role.NORMAL and info.pool_id not in view.choose_args_pools:
-                # sla_shared needs this pool's choose_args before it can be used.
-                normal = sorted({*self._normal_pools(state), info.pool_id})
+                # sla_shared needs this pool's own choose_args. Adding them must
+                # not remap the pool, so it first moves onto sla_isolated_normal
+                # (which the choose_args do not touch); the loop takes it on to
+                # sla_shared if that is the mode.
                 try:
-                    self._install_rules(normal)
+                    if view.rule_name(info.rule_id) != RULE_ISOLATED_NORMAL:
+                        self.check_mon_command({"prefix": "osd pool set", "pool": pool,
+                                                "var": "crush_rule", "val": RULE_ISOLATED_NORMAL})
+                    self._install_rules(state, extra_normal=(info.pool_id,))
                 except Exception as e:
                     return _err(errno.EIO, f"could not add pool '{pool}' to the sla rules: {e}")
             state.roles[info.pool_id] = new
@@ -589,19 +609,20 @@ class Module(MgrModule):
     def cmd_rules_apply(self, format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
         """Generate, verify and install the sla CRUSH rules from the live map"""
         with self._lock:
-            normal = self._normal_pools(self._require_state())
-        try:
-            result = self._install_rules(normal)
-        except Exception as e:
-            return _err(errno.EINVAL, f"rules not installed: {e}")
-        data = result.to_dict() if hasattr(result, "to_dict") else {"changed": result.changed}
+            state = self._require_state()
+            try:
+                result = self._install_rules(state)
+            except Exception as e:
+                return _err(errno.EINVAL, f"rules not installed: {e}")
+            normal = self._normal_pools(state)
+        data = result.to_dict()
         return _out(format, data, ("installed" if result.changed else "unchanged") +
-                    ": sla CRUSH rules for normal pools " + str(normal) + "\n")
+                    f": sla CRUSH rules, shared weight sets for normal pools {normal}\n")
 
-    def _install_rules(self, normal_pools: list[int]) -> Any:
+    def _install_rules(self, state: ModuleState, extra_normal: tuple[int, ...] = ()) -> Any:
         crush = load_crush_rules()
         result = crush.install(self._cli(crush), crush.Tools(),
-                               self._generate_options(crush, normal_pools))
+                               self._generate_options(crush, state, self._view(), extra_normal))
         self._verified = None
         return result
 

@@ -47,3 +47,12 @@ def test_deleted_pools_are_forgotten():
     r.add(0.0, [PoolOps(1, 0)])
     r.add(1.0, [PoolOps(2, 0)])
     assert r.rate(1) is None
+
+
+def test_reset_forgets_everything():
+    r = PoolRates(5.0)
+    r.add(0.0, [PoolOps(1, 0)])
+    r.add(1.0, [PoolOps(1, 100)])
+    r.reset()
+    r.add(2.0, [PoolOps(1, 100000)])
+    assert r.rate(1) is None

@@ -1,0 +1,143 @@
+"""Operations on a live cluster: install the rules, verify them, plan a switch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .crushmap import crushmap_from_dump
+from .crushtext import (
+    parse_blocks,
+    render_blocks,
+    rule_steps_in_text,
+    with_exact_weights,
+    with_rule_steps,
+)
+from .errors import CrushError
+from .generate import GenerateOptions, generate, verify_map
+from .tools import CephCli, Tools
+from .verify import VerifyReport
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    changed: bool  # False: the live map already was what we would install
+    rule_ids: dict[str, int]
+    report: VerifyReport
+    crush_version: int  # the version the compare-and-swap was made against
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "changed": self.changed,
+            "rule_ids": dict(self.rule_ids),
+            "crush_version": self.crush_version,
+            "report": self.report.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class MovePlan:
+    pool: str
+    pool_id: int
+    from_rule: str
+    to_rule: str
+    pgs: int  # PGs in the pool
+    pgs_moving: int  # PGs with at least one replica changing OSD
+    replicas: int  # replicas that change OSD
+    bytes: int  # sum over PGs of the PG's bytes times its replicas changing
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pool": self.pool, "pool_id": self.pool_id, "from_rule": self.from_rule,
+            "to_rule": self.to_rule, "pgs": self.pgs, "pgs_moving": self.pgs_moving,
+            "replicas": self.replicas, "bytes": self.bytes, "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    osdmap: bytes
+    crush: bytes
+    crush_version: int
+    pools: dict[int, dict[str, Any]]
+
+
+def _snapshot(cli: CephCli, tools: Tools) -> _Snapshot:
+    """One consistent view: the osdmap carries the crush map and its version."""
+    osdmap = cli.get_osdmap()
+    dump = tools.osdmap_dump(osdmap)
+    try:
+        version = int(dump["crush_version"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise CrushError("the osdmap has no crush_version; is this a Luminous+ cluster?") from exc
+    pools = {int(p["pool"]): p for p in dump.get("pools", [])}
+    return _Snapshot(osdmap, tools.export_crush(osdmap), version, pools)
+
+
+def _check_pools_unmoved(tools: Tools, snap: _Snapshot, new_crush: bytes) -> None:
+    """Installing rules and weight sets must not remap any existing pool."""
+    for pool_id, pool in sorted(snap.pools.items()):
+        before = tools.map_pgs(snap.osdmap, None, pool_id, mark_up_in=False)
+        after = tools.map_pgs(snap.osdmap, new_crush, pool_id, mark_up_in=False)
+        if {k: v.raw for k, v in before.items()} != {k: v.raw for k, v in after.items()}:
+            raise CrushError(
+                f"installing would remap pool {pool['pool_name']} (rule id {pool['crush_rule']}): "
+                f"its rule draws from buckets that get its weight sets; give it with --pool-id "
+                f"only once it uses an sla_ rule"
+            )
+
+
+def install(cli: CephCli, tools: Tools, options: GenerateOptions) -> InstallResult:
+    """Generate from the live map, verify on the live pools, and set it (compare-and-swap)."""
+    tools.check_available()
+    snap = _snapshot(cli, tools)
+    generated = generate(tools, snap.crush, options, live_osdmap=snap.osdmap)
+    if not generated.report.ok:
+        raise CrushError(f"not installed: {generated.report.failures[0]}")
+    if generated.binary == snap.crush:
+        return InstallResult(False, dict(generated.rule_ids), generated.report, snap.crush_version)
+    _check_pools_unmoved(tools, snap, generated.binary)
+    cli.set_crushmap(generated.binary, snap.crush_version)
+    return InstallResult(True, dict(generated.rule_ids), generated.report, snap.crush_version)
+
+
+def verify_live(cli: CephCli, tools: Tools, options: GenerateOptions) -> VerifyReport:
+    """Check the installed rules on the live pools' PGs (nothing is changed)."""
+    tools.check_available()
+    snap = _snapshot(cli, tools)
+    return verify_map(tools, snap.crush, options, osdmap=snap.osdmap)
+
+
+def plan_switch(cli: CephCli, tools: Tools, pool: str, to_rule: str) -> MovePlan:
+    """What switching ``pool`` to ``to_rule`` would move, from the live maps (read-only)."""
+    tools.check_available()
+    snap = _snapshot(cli, tools)
+    matches = [p for p in snap.pools.values() if p.get("pool_name") == pool]
+    if not matches:
+        raise CrushError(f"no pool named {pool}")
+    info = matches[0]
+    pool_id, rule_id = int(info["pool"]), int(info["crush_rule"])
+    crush = crushmap_from_dump(tools.dump(snap.crush))
+    target = crush.rule_named(to_rule)
+    if target is None:
+        raise CrushError(f"rule {to_rule} is not in the crush map; run sla-crush install first")
+    current = crush.rules.get(rule_id)
+    blocks = with_exact_weights(parse_blocks(tools.decompile(snap.crush)), crush)
+    steps = next(rule_steps_in_text(b) for b in blocks if b.kind == "rule" and b.key == to_rule)
+    variant = tools.compile(render_blocks(with_rule_steps(blocks, rule_id, steps)))
+    before = tools.map_pgs(snap.osdmap, None, pool_id, mark_up_in=False)
+    after = tools.map_pgs(snap.osdmap, variant, pool_id, mark_up_in=False)
+    sizes = cli.pg_bytes(pool)
+    pgs_moving = replicas = moved_bytes = 0
+    for seed, now in before.items():
+        then = after.get(seed)
+        changed = len(set(then.up if then else ()) - set(now.up))
+        if changed:
+            pgs_moving += 1
+            replicas += changed
+            moved_bytes += changed * sizes.get(seed, 0)
+    notes = ("up sets compared; upmap entries that the new rule invalidates are dropped by "
+             "the monitors, so the real movement can differ slightly",)
+    return MovePlan(pool, pool_id, current.name if current else str(rule_id), to_rule,
+                    len(before), pgs_moving, replicas, moved_bytes, notes)

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The whole test suite: lint, types, unit tests, integration tests on a real
+# Ceph cluster that the tests start and stop. Installs what it needs first.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bash deploy/install-deps.sh
+exec python3 -m tox run -e lint,unit,integration "$@"

@@ -1,0 +1,108 @@
+"""Test-side handle on a mini cluster started by deploy/minicluster.sh.
+
+Every wait has a deadline and fails with what it saw; nothing sleeps and hopes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+ROOT = Path(__file__).resolve().parents[2]
+MINICLUSTER = ROOT / "deploy" / "minicluster.sh"
+
+T = TypeVar("T")
+
+
+class CephError(RuntimeError):
+    def __init__(self, args: list[str], rc: int, out: str, err: str) -> None:
+        super().__init__(f"ceph {' '.join(args)} -> rc {rc}: {err.strip() or out.strip()}")
+        self.rc, self.out, self.err = rc, out, err
+
+
+def wait_for(what: str, probe: Callable[[], T | None], timeout: float,
+             interval: float = 0.5) -> T:
+    """Call `probe` until it returns something truthy; fail with the last value seen."""
+    deadline = time.monotonic() + timeout
+    seen: Any = None
+    while True:
+        try:
+            seen = probe()
+        except Exception as e:  # a probe that raises is "not yet", but reported
+            seen = e
+        else:
+            if seen:
+                return seen
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}; "
+                                 f"last seen: {seen!r}"[:2000])
+        time.sleep(interval)
+
+
+class Cluster:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.conf = str(path / "ceph.conf")
+        self.env = {**os.environ, "CEPH_CONF": self.conf}
+
+    @classmethod
+    def up(cls, path: Path, osds: int = 8, objectstore: str = "memstore") -> Cluster:
+        subprocess.run([str(MINICLUSTER), "up", str(path), "--osds", str(osds),
+                        "--objectstore", objectstore], check=True, timeout=400)
+        return cls(path)
+
+    def down(self) -> None:
+        subprocess.run([str(MINICLUSTER), "down", str(self.path)], check=True, timeout=120)
+
+    def pids(self) -> dict[str, int]:
+        out = {}
+        for line in (self.path / "pids").read_text().splitlines():
+            name, pid = line.split()
+            out[name] = int(pid)
+        return out
+
+    def ceph_raw(self, *args: str, inbuf: str | None = None, timeout: float = 60,
+                 extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["ceph", "-c", self.conf, *extra, *args], input=inbuf,
+                              capture_output=True, text=True, timeout=timeout)
+
+    def ceph(self, *args: str, timeout: float = 60) -> str:
+        p = self.ceph_raw(*args, timeout=timeout)
+        if p.returncode != 0:
+            raise CephError(list(args), p.returncode, p.stdout, p.stderr)
+        return p.stdout
+
+    def json(self, *args: str, timeout: float = 60) -> Any:
+        return json.loads(self.ceph(*args, "-f", "json", timeout=timeout))
+
+    def sla_status(self) -> dict[str, Any]:
+        return self.json("sla", "status")  # type: ignore[no-any-return]
+
+    def pool_rule(self, pool: str) -> str:
+        return self.json("osd", "pool", "get", pool, "crush_rule")["crush_rule"]  # type: ignore
+
+    def wait_clean(self, timeout: float = 180) -> None:
+        def clean() -> bool | str:
+            s = self.json("pg", "stat")
+            states = {d["name"]: d["num"] for d in s.get("pg_summary", s).get(
+                "num_pg_by_state", [])}
+            total = s.get("pg_summary", s).get("num_pgs", 0)
+            return states.get("active+clean", 0) == total or False
+        wait_for("all PGs active+clean", clean, timeout)
+
+    def enable_sla(self) -> None:
+        """Enable the module and wait until it answers (the mgr loads it async)."""
+        self.ceph("mgr", "module", "enable", "sla")
+        wait_for("`ceph sla status` to answer", lambda: self.ceph_raw(
+            "sla", "status").returncode == 0, 60)
+
+    def create_pool(self, name: str, pg_num: int = 32, size: int = 3) -> int:
+        self.ceph("osd", "pool", "create", name, str(pg_num), str(pg_num))
+        self.ceph("osd", "pool", "set", name, "size", str(size), "--yes-i-really-mean-it")
+        self.ceph("osd", "pool", "application", "enable", name, "rados")
+        return next(int(p["pool_id"]) for p in self.json("osd", "pool", "ls", "detail")
+                    if p["pool_name"] == name)

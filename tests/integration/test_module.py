@@ -1,0 +1,227 @@
+"""The `sla` module on a real cluster, driven by real client load (rados bench).
+
+The tests run in file order and share one setup: rules applied, an urgent
+and a normal pool, short intervals so a scenario takes seconds, not minutes.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .cephcluster import Cluster, wait_for
+
+pytestmark = pytest.mark.integration
+
+DWELL = 12
+HIGH, LOW = 60, 25
+
+
+class Bench:
+    """`rados bench` as an urgent client, stopped by its PID."""
+
+    def __init__(self, cluster: Cluster, pool: str, secs: int = 120) -> None:
+        self.proc = subprocess.Popen(
+            ["rados", "-c", cluster.conf, "-p", pool, "bench", str(secs), "write", "-b", "4096",
+             "-t", "8", "--no-cleanup", "--run-name", f"b{time.monotonic_ns()}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.started = time.monotonic()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()  # rados bench ignores SIGINT while writing
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+
+
+class Objects:
+    """Objects with known checksums, written while switches happen."""
+
+    def __init__(self, cluster: Cluster, pool: str, tmp: Path) -> None:
+        self.cluster, self.pool, self.tmp = cluster, pool, tmp
+        self.sums: dict[str, str] = {}
+
+    def write(self, count: int, tag: str) -> None:
+        for i in range(count):
+            name = f"obj-{tag}-{i}"
+            data = os.urandom(64 * 1024 + i)
+            path = self.tmp / name
+            path.write_bytes(data)
+            subprocess.run(["rados", "-c", self.cluster.conf, "-p", self.pool, "put", name,
+                            str(path)], check=True, timeout=60)
+            self.sums[name] = hashlib.sha256(data).hexdigest()
+
+    def verify(self) -> None:
+        bad = []
+        for name, digest in self.sums.items():
+            out = self.tmp / f"read-{name}"
+            subprocess.run(["rados", "-c", self.cluster.conf, "-p", self.pool, "get", name,
+                            str(out)], check=True, timeout=60)
+            if hashlib.sha256(out.read_bytes()).hexdigest() != digest:
+                bad.append(name)
+        assert not bad, f"objects changed: {bad}"
+
+
+@pytest.fixture(scope="module")
+def sla(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Objects]:
+    out = cluster.ceph("sla", "rules", "apply", timeout=180)
+    assert "sla CRUSH rules" in out
+    rules = cluster.json("osd", "crush", "rule", "ls")
+    assert {"sla_isolated_normal", "sla_isolated_urgent", "sla_shared"} <= set(rules)
+    cluster.create_pool("urgent", 32)
+    cluster.create_pool("normal", 32)
+    objects = Objects(cluster, "normal", tmp_path_factory.mktemp("objects"))
+    objects.write(20, "before")
+    for name, value in [("interval_secs", 1), ("min_dwell_secs", DWELL),
+                        ("rate_window_secs", 3), ("max_misplaced_ratio", 0.05)]:
+        cluster.ceph("config", "set", "mgr", f"mgr/sla/{name}", str(value))
+    cluster.ceph("sla", "set-threshold", str(HIGH), str(LOW))
+    cluster.ceph("sla", "pool", "set", "urgent", "urgent", timeout=120)
+    cluster.ceph("sla", "pool", "set", "normal", "normal", timeout=180)
+    yield objects
+    objects.verify()
+
+
+def mode(cluster: Cluster) -> str:
+    return cluster.sla_status()["mode"]  # type: ignore[no-any-return]
+
+
+def wait_mode(cluster: Cluster, want: str, timeout: float) -> dict:
+    return wait_for(f"mode {want}", lambda: (s := cluster.sla_status())["mode"] == want and s,
+                    timeout, interval=0.25)
+
+
+def test_pools_get_their_rules(cluster: Cluster, sla: Objects) -> None:
+    wait_for("urgent pool on sla_isolated_urgent",
+             lambda: cluster.pool_rule("urgent") == "sla_isolated_urgent", 30)
+    status = cluster.sla_status()
+    roles = {p["name"]: p["role"] for p in status["pools"]}
+    assert roles == {"urgent": "urgent", "normal": "normal"}
+
+
+def test_no_urgent_load_gives_shared(cluster: Cluster, sla: Objects) -> None:
+    cluster.wait_clean(240)
+    wait_mode(cluster, "shared", DWELL + 90)
+    wait_for("normal pool on sla_shared", lambda: cluster.pool_rule("normal") == "sla_shared", 30)
+    cluster.wait_clean(240)
+    sla.write(10, "shared")
+
+
+def test_urgent_load_isolates_and_quiet_shares_again(cluster: Cluster, sla: Objects) -> None:
+    assert mode(cluster) == "shared"
+    bench = Bench(cluster, "urgent")
+    try:
+        wait_mode(cluster, "isolated", 60)
+        reaction = time.monotonic() - bench.started
+        assert cluster.pool_rule("normal") == "sla_isolated_normal"
+        sla.write(5, "isolating")
+        print(f"\nreaction time: {reaction:.1f} s after rados bench started")
+        status = wait_for("time to isolation recorded", lambda: (
+            s := cluster.sla_status())["time_to_isolation_secs"] is not None and s, 240)
+        print(f"time to isolation: {status['time_to_isolation_secs']:.1f} s")
+        # the module's own switch record names the reason and the moved PGs
+        last = cluster.json("sla", "history")[0]
+        assert last["to"] == "isolated" and "high threshold" in last["reason"]
+        assert last["pgs_moved"] is not None and last["pgs_moved"] > 0
+    finally:
+        bench.stop()
+    quiet = time.monotonic()
+    wait_mode(cluster, "shared", DWELL + 120)
+    assert time.monotonic() - quiet >= DWELL - 1, "went back to shared before the dwell"
+    cluster.wait_clean(240)
+
+
+def test_oscillating_load_switches_a_bounded_number_of_times(cluster: Cluster,
+                                                             sla: Objects) -> None:
+    before = cluster.sla_status()["switches_total"]
+    end = time.monotonic() + 40
+    while time.monotonic() < end:  # 4 s bursts, 4 s pauses: faster than the dwell
+        bench = Bench(cluster, "urgent")
+        time.sleep(4)
+        bench.stop()
+        time.sleep(4)
+    switches = cluster.sla_status()["switches_total"] - before
+    # one switch to isolated; shared needs DWELL s of quiet, which never came
+    assert 1 <= switches <= 2, switches
+
+
+def test_mgr_failover_keeps_the_mode_without_a_switch(cluster: Cluster, sla: Objects) -> None:
+    wait_mode(cluster, "shared", DWELL + 120)
+    before = cluster.sla_status()
+    assert not before["pinned"]
+    cluster.ceph("mgr", "fail", "x")
+    wait_for("sla to answer after failover", lambda: cluster.ceph_raw(
+        "sla", "status").returncode == 0, 120)
+    # watch the new mgr over several ticks: same mode, no switch
+    deadline = time.monotonic() + 8
+    while time.monotonic() < deadline:
+        after = cluster.sla_status()
+        assert after["mode"] == "shared", after
+        assert after["switches_total"] == before["switches_total"], after
+
+
+def test_bad_input_is_refused_and_changes_nothing(cluster: Cluster, sla: Objects) -> None:
+    before = cluster.sla_status()
+    cases = [
+        (["sla", "set-threshold", "abc"], "must be a number"),
+        (["sla", "set-threshold", "-5"], "must be > 0"),
+        (["sla", "set-threshold", "0"], "must be > 0"),
+        (["sla", "set-threshold", "10", "20"], "above the high threshold"),
+        (["sla", "pool", "set", "nosuchpool", "normal"], "does not exist"),
+        (["sla", "pool", "set", "normal", "urgent"], "already normal"),
+        (["sla", "pool", "rm", "nosuchpool"], "does not exist"),
+        (["sla", "mode", "sideways"], ""),
+    ]
+    for args, message in cases:
+        p = cluster.ceph_raw(*args)
+        assert p.returncode != 0, args
+        assert message in p.stderr, (args, p.stderr)
+    after = cluster.sla_status()
+    for key in ("threshold_iops", "threshold_low_iops", "pools", "pinned"):
+        assert after[key] == before[key], key
+
+
+def test_write_commands_need_write_caps(cluster: Cluster, sla: Objects) -> None:
+    keyring = cluster.path / "ro.keyring"
+    cluster.ceph("auth", "get-or-create", "client.ro", "mon", "allow r", "mgr", "allow r",
+                 "-o", str(keyring))
+    ro = ("-n", "client.ro", "-k", str(keyring))
+    assert cluster.ceph_raw("sla", "status", extra=ro).returncode == 0
+    p = cluster.ceph_raw("sla", "set-threshold", "500", extra=ro)
+    assert p.returncode == 13 or "EACCES" in p.stderr or "denied" in p.stderr, p
+    assert cluster.sla_status()["threshold_iops"] == HIGH
+
+
+def test_osd_down_blocks_the_switch_to_shared(cluster: Cluster, sla: Objects) -> None:
+    cluster.ceph("sla", "mode", "isolated")
+    wait_mode(cluster, "isolated", 30)
+    cluster.wait_clean(240)
+    osd = cluster.pids()["osd.2"]
+    os.kill(osd, signal.SIGSTOP)  # a stopped OSD: frozen, then marked down
+    try:
+        cluster.ceph("osd", "down", "osd.2")
+        cluster.ceph("sla", "mode", "shared")
+        health = wait_for("SLA_SWITCH_BLOCKED", lambda: (h := cluster.json("health", "detail"))
+                          ["checks"].get("SLA_SWITCH_BLOCKED") and h, 30)
+        detail = " ".join(d["message"] for d in
+                          health["checks"]["SLA_SWITCH_BLOCKED"]["detail"])
+        assert "osd.2" in detail
+        assert mode(cluster) == "isolated"
+        assert cluster.pool_rule("normal") == "sla_isolated_normal"
+    finally:
+        os.kill(osd, signal.SIGCONT)
+    # the OSD comes back by itself; the pinned switch then goes through
+    cluster.ceph("sla", "mode", "auto")
+    wait_for("osd.2 up", lambda: cluster.json("osd", "stat")["num_up_osds"] == 8, 120)
+    cluster.wait_clean(240)
+    wait_for("health warning cleared", lambda: "SLA_SWITCH_BLOCKED" not in
+             cluster.json("health", "detail")["checks"], 60)

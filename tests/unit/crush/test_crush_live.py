@@ -1,0 +1,106 @@
+"""install / verify_live / plan_switch against a fake ``ceph`` that serves a real osdmap."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from crush_rules import (
+    CephCli,
+    CrushError,
+    GenerateOptions,
+    Tools,
+    install,
+    plan_switch,
+    verify_live,
+)
+from crush_rules.generate import read_map
+
+FIXTURES = Path(__file__).resolve().parents[2] / "crush_topologies"
+
+FAKE_CEPH = r'''#!@PYTHON@
+"""Just enough of the ceph CLI: osd getmap, osd setcrushmap (compare-and-swap), pg ls-by-pool."""
+import json, shutil, subprocess, sys
+from pathlib import Path
+state = Path(@STATE@)
+args = sys.argv[1:]
+while args and args[0] in ("--conf", "--name", "--keyring"):
+    args = args[2:]
+osdmap = state / "osdmap"
+if args[:2] == ["osd", "getmap"]:
+    shutil.copy(osdmap, args[3])
+elif args[:2] == ["osd", "setcrushmap"]:
+    dump = subprocess.run(["osdmaptool", str(osdmap), "--dump", "json"], capture_output=True,
+                          text=True).stdout
+    version = json.loads(dump[dump.index("{"):])["crush_version"]
+    if int(args[4]) != version:
+        print(f"prior_version {args[4]} != crush version {version}", file=sys.stderr)
+        sys.exit(1)
+    subprocess.run(["osdmaptool", str(osdmap), "--import-crush", args[3]], check=True,
+                   capture_output=True)
+    with open(state / "calls", "a") as log:
+        log.write(" ".join(args[:2] + args[4:]) + "\n")
+elif args[:2] == ["pg", "ls-by-pool"]:
+    print(json.dumps({"pg_stats": [{"pgid": f"1.{i:x}", "stat_sum": {"num_bytes": 1000}}
+                                   for i in range(64)]}))
+else:
+    sys.exit(f"fake ceph: unsupported {args}")
+'''
+
+
+@pytest.fixture()
+def cluster(tmp_path):
+    tools = Tools()
+    crush = read_map(tools, (FIXTURES / "paper.txt").read_bytes())
+    osdmap = tmp_path / "osdmap"
+    subprocess.run(["osdmaptool", str(osdmap), "--createsimple", "8", "--with-default-pool",
+                    "--pg-bits", "3", "--pgp-bits", "3"], check=True, capture_output=True)
+    (tmp_path / "crush.bin").write_bytes(crush)
+    subprocess.run(["osdmaptool", str(osdmap), "--import-crush", str(tmp_path / "crush.bin"),
+                    "--mark-up-in"], check=True, capture_output=True)
+    ceph = tmp_path / "ceph"
+    ceph.write_text(
+        FAKE_CEPH.replace("@PYTHON@", sys.executable).replace("@STATE@", repr(str(tmp_path)))
+    )
+    ceph.chmod(0o755)
+    return CephCli(conf="/dev/null", ceph_bin=str(ceph)), tools, tmp_path
+
+
+def _calls(state: Path) -> list[str]:
+    calls = state / "calls"
+    return calls.read_text().splitlines() if calls.exists() else []
+
+
+def test_install_is_compare_and_swap_and_idempotent(cluster):
+    cli, tools, state = cluster
+    first = install(cli, tools, GenerateOptions())
+    assert first.changed and first.report.ok
+    assert _calls(state) == [f"osd setcrushmap {first.crush_version}"]
+    second = install(cli, tools, GenerateOptions())
+    assert not second.changed
+    assert len(_calls(state)) == 1  # nothing set the second time
+    assert dict(second.rule_ids) == dict(first.rule_ids)
+
+
+def test_install_refuses_weight_sets_that_would_remap_a_pool(cluster):
+    cli, tools, state = cluster
+    # pool 1 uses replicated_rule (take default): its weight sets would move it at once
+    with pytest.raises(CrushError, match="would remap pool rbd"):
+        install(cli, tools, GenerateOptions(pool_ids=(1,)))
+    assert _calls(state) == []
+
+
+def test_verify_live_and_plan_switch(cluster):
+    cli, tools, _ = cluster
+    install(cli, tools, GenerateOptions())
+    report = verify_live(cli, tools, GenerateOptions())
+    assert report.rules["sla_isolated_normal"].isolation_violations == 0
+    assert report.rules["sla_isolated_normal"].pgs == 64
+    plan = plan_switch(cli, tools, "rbd", "sla_isolated_normal")
+    assert plan.pgs == 64 and 0 < plan.pgs_moving <= 64
+    assert plan.bytes == plan.replicas * 1000
+    assert json.loads(json.dumps(plan.to_dict()))["to_rule"] == "sla_isolated_normal"
+    with pytest.raises(CrushError, match="not in the crush map"):
+        plan_switch(cli, tools, "rbd", "no_such_rule")
