@@ -13,6 +13,10 @@ from dataclasses import dataclass
 
 from .decision import Mode
 
+# Every gate's name, so counters of blocked switches exist (at 0) from the start.
+GATE_NAMES = ("rules_missing", "pgs_inactive", "rules_unverified", "pgs_unknown", "pgs_degraded",
+              "misplaced", "osd_down", "apply_failed")
+
 
 @dataclass(frozen=True)
 class Gate:

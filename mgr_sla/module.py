@@ -29,7 +29,7 @@ from .cluster import (
 )
 from .crush_bridge import load_crush_rules
 from .decision import Mode, ThresholdError, Thresholds, decide, held
-from .gates import ClusterHealth, Gate, blocking_gates, pg_counts
+from .gates import GATE_NAMES, ClusterHealth, Gate, blocking_gates, pg_counts
 from .metrics import MetricsBindError, MetricsServer
 from .report import history_dicts, render_history, render_status
 from .state import (
@@ -477,7 +477,7 @@ class Module(MgrModule):
                 "since": state.decision.mode_since,
                 "quiet_since": state.decision.quiet_since,
                 "switches_total": state.switches_total,
-                "blocked_total": dict(state.blocked_total),
+                "blocked_total": {**dict.fromkeys(GATE_NAMES, 0), **state.blocked_total},
                 "last_switch": last.to_dict() if last else None,
                 "time_to_isolation_secs": self._last_tti,
                 "gates": [g.to_dict() for g in self._gates],
@@ -598,11 +598,12 @@ class Module(MgrModule):
         except Exception as e:
             return _err(errno.EIO, f"could not plan the switch: {e}")
         data = {"to_mode": target.value, "rule": rule, "pools": plans,
-                "pgs": sum(p["pgs"] for p in plans), "replicas": sum(p["replicas"] for p in plans),
+                "pgs": sum(p["pgs_moving"] for p in plans),
+                "replicas": sum(p["replicas"] for p in plans),
                 "bytes": sum(p["bytes"] for p in plans)}
         text = f"next switch: -> {target.value} ({rule})\n" + "".join(
-            f"  {p['pool']}: {p['pgs']} PGs, {p['replicas']} replicas, {p['bytes']} bytes\n"
-            for p in plans)
+            f"  {p['pool']}: {p['pgs_moving']} of {p['pgs']} PGs, {p['replicas']} replicas, "
+            f"{p['bytes']} bytes\n" for p in plans)
         return _out(format, data, text)
 
     @compat.write_command("sla rules apply")

@@ -80,10 +80,10 @@ class Cluster:
         return json.loads(self.ceph(*args, "-f", "json", timeout=timeout))
 
     def sla_status(self) -> dict[str, Any]:
-        return self.json("sla", "status")  # type: ignore[no-any-return]
+        return self.json("sla", "status")
 
     def pool_rule(self, pool: str) -> str:
-        return self.json("osd", "pool", "get", pool, "crush_rule")["crush_rule"]  # type: ignore
+        return self.json("osd", "pool", "get", pool, "crush_rule")["crush_rule"]
 
     def wait_clean(self, timeout: float = 180) -> None:
         def clean() -> bool | str:
@@ -106,3 +106,32 @@ class Cluster:
         self.ceph("osd", "pool", "application", "enable", name, "rados")
         return next(int(p["pool_id"]) for p in self.json("osd", "pool", "ls", "detail")
                     if p["pool_name"] == name)
+
+
+class Bench:
+    """`rados bench` as an urgent client, stopped by its PID."""
+
+    def __init__(self, cluster: Cluster, pool: str, secs: int = 120) -> None:
+        self.proc = subprocess.Popen(
+            ["rados", "-c", cluster.conf, "-p", pool, "bench", str(secs), "write", "-b", "4096",
+             "-t", "8", "--no-cleanup", "--run-name", f"b{time.monotonic_ns()}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.started = time.monotonic()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()  # rados bench ignores SIGINT while writing
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+
+
+def mode(cluster: Cluster) -> str:
+    return cluster.sla_status()["mode"]
+
+
+def wait_mode(cluster: Cluster, want: str, timeout: float) -> dict:
+    return wait_for(f"mode {want}", lambda: (s := cluster.sla_status())["mode"] == want and s,
+                    timeout, interval=0.25)

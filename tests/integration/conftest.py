@@ -14,6 +14,10 @@ import pytest
 
 from .cephcluster import Cluster
 
+# Short timings so a scenario takes seconds: production defaults are in docs/operating.md.
+DWELL = 12
+HIGH, LOW = 60, 25
+
 
 def _sigterm(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
@@ -40,3 +44,21 @@ def cluster() -> Iterator[Cluster]:
         yield c
     finally:
         stop()
+
+
+@pytest.fixture(scope="session")
+def sla_pools(cluster: Cluster) -> Cluster:
+    """Rules applied, pools `urgent` and `normal` managed, short timings."""
+    out = cluster.ceph("sla", "rules", "apply", timeout=300)
+    assert "sla CRUSH rules" in out
+    rules = cluster.json("osd", "crush", "rule", "ls")
+    assert {"sla_isolated_normal", "sla_isolated_urgent", "sla_shared"} <= set(rules)
+    cluster.create_pool("urgent", 32)
+    cluster.create_pool("normal", 32)
+    for name, value in [("interval_secs", 1), ("min_dwell_secs", DWELL),
+                        ("rate_window_secs", 3), ("max_misplaced_ratio", 0.05)]:
+        cluster.ceph("config", "set", "mgr", f"mgr/sla/{name}", str(value))
+    cluster.ceph("sla", "set-threshold", str(HIGH), str(LOW))
+    cluster.ceph("sla", "pool", "set", "urgent", "urgent", timeout=120)
+    cluster.ceph("sla", "pool", "set", "normal", "normal", timeout=300)
+    return cluster

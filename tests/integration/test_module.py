@@ -15,32 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from .cephcluster import Cluster, wait_for
+from .cephcluster import Bench, Cluster, mode, wait_for, wait_mode
+from .conftest import DWELL, HIGH
 
 pytestmark = pytest.mark.integration
 
-DWELL = 12
-HIGH, LOW = 60, 25
-
-
-class Bench:
-    """`rados bench` as an urgent client, stopped by its PID."""
-
-    def __init__(self, cluster: Cluster, pool: str, secs: int = 120) -> None:
-        self.proc = subprocess.Popen(
-            ["rados", "-c", cluster.conf, "-p", pool, "bench", str(secs), "write", "-b", "4096",
-             "-t", "8", "--no-cleanup", "--run-name", f"b{time.monotonic_ns()}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.started = time.monotonic()
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()  # rados bench ignores SIGINT while writing
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
 
 
 class Objects:
@@ -72,32 +51,11 @@ class Objects:
 
 
 @pytest.fixture(scope="module")
-def sla(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Objects]:
-    out = cluster.ceph("sla", "rules", "apply", timeout=180)
-    assert "sla CRUSH rules" in out
-    rules = cluster.json("osd", "crush", "rule", "ls")
-    assert {"sla_isolated_normal", "sla_isolated_urgent", "sla_shared"} <= set(rules)
-    cluster.create_pool("urgent", 32)
-    cluster.create_pool("normal", 32)
-    objects = Objects(cluster, "normal", tmp_path_factory.mktemp("objects"))
+def sla(sla_pools: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Objects]:
+    objects = Objects(sla_pools, "normal", tmp_path_factory.mktemp("objects"))
     objects.write(20, "before")
-    for name, value in [("interval_secs", 1), ("min_dwell_secs", DWELL),
-                        ("rate_window_secs", 3), ("max_misplaced_ratio", 0.05)]:
-        cluster.ceph("config", "set", "mgr", f"mgr/sla/{name}", str(value))
-    cluster.ceph("sla", "set-threshold", str(HIGH), str(LOW))
-    cluster.ceph("sla", "pool", "set", "urgent", "urgent", timeout=120)
-    cluster.ceph("sla", "pool", "set", "normal", "normal", timeout=180)
     yield objects
     objects.verify()
-
-
-def mode(cluster: Cluster) -> str:
-    return cluster.sla_status()["mode"]  # type: ignore[no-any-return]
-
-
-def wait_mode(cluster: Cluster, want: str, timeout: float) -> dict:
-    return wait_for(f"mode {want}", lambda: (s := cluster.sla_status())["mode"] == want and s,
-                    timeout, interval=0.25)
 
 
 def test_pools_get_their_rules(cluster: Cluster, sla: Objects) -> None:
@@ -167,6 +125,36 @@ def test_mgr_failover_keeps_the_mode_without_a_switch(cluster: Cluster, sla: Obj
         after = cluster.sla_status()
         assert after["mode"] == "shared", after
         assert after["switches_total"] == before["switches_total"], after
+
+
+def test_plan_tells_what_the_next_switch_moves(cluster: Cluster, sla: Objects) -> None:
+    wait_mode(cluster, "shared", DWELL + 120)
+    plan = cluster.json("sla", "plan", timeout=120)
+    assert plan["to_mode"] == "isolated" and plan["rule"] == "sla_isolated_normal"
+    (pool,) = plan["pools"]
+    assert pool["pool"] == "normal" and pool["pgs"] == 32
+    # shared -> isolated moves the replicas on ssd back: some, never all
+    assert 0 < pool["replicas"] < 32 * 3 and pool["bytes"] > 0
+
+
+def test_dry_run_decides_but_changes_nothing(cluster: Cluster, sla: Objects) -> None:
+    wait_mode(cluster, "shared", DWELL + 120)
+    cluster.ceph("config", "set", "mgr", "mgr/sla/dry_run", "true")
+    bench = Bench(cluster, "urgent")
+    try:
+        status = wait_mode(cluster, "isolated", 60)
+        assert status["dry_run"]
+        normal = next(p for p in status["pools"] if p["name"] == "normal")
+        assert normal["rule"] == "sla_shared" and normal["expected_rule"] == "sla_isolated_normal"
+        assert cluster.json("sla", "history")[0]["dry_run"] is True
+        assert cluster.pool_rule("normal") == "sla_shared"
+    finally:
+        bench.stop()
+        cluster.ceph("config", "set", "mgr", "mgr/sla/dry_run", "false")
+    # back to real mode: the pools converge to what the (now quiet) decision says
+    wait_mode(cluster, "shared", DWELL + 120)
+    wait_for("normal pool on sla_shared", lambda: cluster.pool_rule("normal") == "sla_shared", 60)
+    cluster.wait_clean(240)
 
 
 def test_bad_input_is_refused_and_changes_nothing(cluster: Cluster, sla: Objects) -> None:

@@ -1,0 +1,149 @@
+"""A real Prometheus (Debian's package) on loopback scrapes the sla module and
+Ceph's prometheus module; a mode switch is driven with urgent load; every
+dashboard panel's query must then return data."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .cephcluster import ROOT, Bench, Cluster, wait_for, wait_mode
+from .conftest import DWELL
+
+pytestmark = pytest.mark.integration
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def ports(cluster: Cluster) -> dict[str, int]:
+    pairs = (line.split("=") for line in (cluster.path / "ports.env").read_text().split())
+    return {k: int(v) for k, v in pairs}
+
+
+class Prometheus:
+    def __init__(self, workdir: Path, targets: list[str]) -> None:
+        self.port = free_port()
+        config = workdir / "prometheus.yml"
+        config.write_text(json.dumps({  # JSON is YAML
+            "global": {"scrape_interval": "1s", "evaluation_interval": "1s"},
+            "scrape_configs": [{"job_name": "ceph", "static_configs": [{"targets": targets}]}],
+        }))
+        self.log = open(workdir / "prometheus.log", "w")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={workdir / 'tsdb'}",
+             f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        wait_for("prometheus ready", self._ready, 60)
+
+    def _ready(self) -> bool:
+        if self.proc.poll() is not None:
+            raise AssertionError(f"prometheus exited with {self.proc.returncode}")
+        try:
+            return urllib.request.urlopen(f"http://127.0.0.1:{self.port}/-/ready",
+                                          timeout=2).status == 200
+        except OSError:
+            return False
+
+    def api(self, path: str, **params: Any) -> Any:
+        url = f"http://127.0.0.1:{self.port}/api/v1/{path}?{urllib.parse.urlencode(params)}"
+        body = json.loads(urllib.request.urlopen(url, timeout=10).read())
+        assert body["status"] == "success", body
+        return body["data"]
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.log.close()
+
+
+@pytest.fixture(scope="module")
+def prometheus(sla_pools: Cluster, tmp_path_factory: pytest.TempPathFactory
+               ) -> Iterator[Prometheus]:
+    if shutil.which("prometheus") is None:
+        pytest.fail("prometheus is not installed: run deploy/install-deps.sh")
+    cluster = sla_pools
+    cluster.ceph("mgr", "module", "enable", "prometheus")
+    p = ports(cluster)
+    targets = [f"127.0.0.1:{p['SLA_METRICS_PORT']}", f"127.0.0.1:{p['PROMETHEUS_MODULE_PORT']}"]
+    prom = Prometheus(tmp_path_factory.mktemp("prometheus"), targets)
+    try:
+        wait_for("both targets up", lambda: sorted(
+            t["health"] for t in prom.api("targets")["activeTargets"]) == ["up", "up"], 90)
+        yield prom
+    finally:
+        prom.stop()
+        cluster.ceph("mgr", "module", "disable", "prometheus")
+
+
+def dashboard_queries() -> list[dict[str, Any]]:
+    out = subprocess.run([sys.executable, str(ROOT / "deploy/grafana/generate.py"),
+                          "--list-queries"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)  # type: ignore[no-any-return]
+
+
+def test_every_dashboard_query_returns_data_after_a_switch(
+        sla_pools: Cluster, prometheus: Prometheus, tmp_path: Path) -> None:
+    cluster = sla_pools
+    start = time.time()
+    wait_mode(cluster, "shared", DWELL + 180)
+    bench = Bench(cluster, "urgent")
+    try:
+        wait_mode(cluster, "isolated", 60)
+        switched = time.time()
+        wait_for("time to isolation", lambda: cluster.sla_status()[
+            "time_to_isolation_secs"] is not None, 240)
+    finally:
+        bench.stop()
+    queries = dashboard_queries()
+    assert len(queries) >= 10
+
+    def answers(q: dict[str, Any]) -> bool:
+        if q["instant"]:
+            return bool(prometheus.api("query", query=q["expr"])["result"])
+        data = prometheus.api("query_range", query=q["expr"], start=start, end=time.time(),
+                              step=1)
+        return bool(data["result"])
+
+    empty = []
+    for q in queries:
+        try:
+            wait_for(f"data for {q['panel']}", lambda q=q: answers(q), 45)
+        except AssertionError:
+            empty.append(f"{q['panel']}: {q['expr']}")
+    assert not empty, "panels without data:\n" + "\n".join(empty)
+
+    # the series behind the docs picture, rendered when matplotlib is there
+    series = {name: [[float(t), float(v)] for t, v in prometheus.api(
+        "query_range", query=f"max(ceph_sla_{name})", start=start, end=time.time(),
+        step=1)["result"][0]["values"]] for name in
+        ("mode", "urgent_iops", "threshold_iops", "threshold_low_iops")}
+    series["switches"] = [switched]
+    (tmp_path / "timeline.json").write_text(json.dumps(series))
+    target = ROOT / "docs/img/mode-timeline.png" if os.environ.get("SLA_RENDER_DOCS") else \
+        tmp_path / "timeline.png"
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return
+    subprocess.run([sys.executable, str(ROOT / "deploy/grafana/render_timeline.py"),
+                    str(tmp_path / "timeline.json"), str(target)], check=True, timeout=120)
+    assert target.stat().st_size > 10_000
