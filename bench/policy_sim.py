@@ -76,7 +76,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     w = D.UrgentWorkload()
     g.add_argument("--night-util", type=float, default=w.night_util)
     g.add_argument("--day-util", type=float, default=w.day_util)
-    g.add_argument("--bursts-per-hour", type=float, default=w.bursts_per_hour)
+    g.add_argument("--bursts-per-hour", type=float, default=w.bursts_per_hour,
+                   help="burst arrivals per hour on the daytime plateau")
+    g.add_argument("--night-burst-factor", type=float, default=w.night_burst_factor,
+                   help="night burst rate relative to the daytime rate")
     g.add_argument("--burst-secs", type=float, default=w.burst_mean_secs)
     g.add_argument("--burst-util", type=float, nargs=2, default=(w.burst_min_util,
                                                                    w.burst_max_util))
@@ -84,6 +87,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     g.add_argument("--window", type=float, default=5.0, help="rate window, s")
     g.add_argument("--sla-factor", type=float, default=1.5,
                    help="urgent latency target as a multiple of its solo latency")
+    g.add_argument("--sla-budget", type=float, default=5.0,
+                   help="SLA-violation minutes a day a recommended setting may have")
     g = p.add_argument_group("policy grid")
     g.add_argument("--thresholds", type=float, nargs="+",
                    help="high thresholds in IOPS (default: 0.5-20%% of urgent capacity)")
@@ -151,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
 
     workload = D.UrgentWorkload(night_util=args.night_util, day_util=args.day_util,
                                 bursts_per_hour=args.bursts_per_hour,
+                                night_burst_factor=args.night_burst_factor,
                                 burst_mean_secs=args.burst_secs,
                                 burst_min_util=args.burst_util[0],
                                 burst_max_util=args.burst_util[1])
@@ -180,12 +186,15 @@ def main(argv: list[str] | None = None) -> int:
         thresholds = [round2(f * urgent_capacity) for f in THRESHOLD_FRACTIONS]
     results = []
     for policy in policies(thresholds, args.low_fraction, args.dwells):
-        traj = M.run_policy(policy, seen, args.step, switch, warm, spec.normal_pgs + spec.urgent_pgs)
+        traj = M.run_policy(policy, seen, args.step, switch, warm,
+                            spec.normal_pgs + spec.urgent_pgs)
         results.append(M.score(policy, traj, demand, tables, args.step, warm, args.sla_factor))
     fixed = next(r for r in results if r.policy.kind == "isolated")
-    best = M.recommend(results)
+    best = M.recommend(results, args.sla_budget)
     elapsed = time.monotonic() - started
 
+    harm = {name: M.harm_point(getattr(tables, name), tables.solo, args.sla_factor)
+            for name in ("shared", "shared_backfill", "isolated_backfill", "default")}
     counted = demand[warm:]
     counted_bursts = [b for b in bursts if b.start >= args.warmup_days * D.DAY]
     hdd_n = coef["normal_isolated"][mu == devices.hdd_ops]
@@ -221,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
             "urgent_capacity_iops": round(urgent_capacity, 1),
             "night_util": workload.night_util, "day_util": workload.day_util,
             "bursts_per_hour": workload.bursts_per_hour,
+            "night_burst_factor": workload.night_burst_factor,
             "burst_mean_secs": workload.burst_mean_secs,
             "burst_util": [workload.burst_min_util, workload.burst_max_util],
             "urgent_mean_iops": round(float(counted.mean()), 1),
@@ -233,7 +243,10 @@ def main(argv: list[str] | None = None) -> int:
                         "backfill_mbps_per_osd": args.backfill_mbps,
                         "backfill_fraction_of_hdd": args.backfill_fraction,
                         "max_misplaced_ratio": args.max_misplaced},
-        "sla": {"metric": "mean urgent op latency", "factor_of_solo": args.sla_factor},
+        "sla": {"metric": "mean urgent op latency", "factor_of_solo": args.sla_factor,
+                "budget_minutes_per_day": args.sla_budget,
+                "violated_above_iops": {k: None if v is None else round(v)
+                                        for k, v in harm.items()}},
         "results": [dict(r.to_dict(), normal_vs_fixed=round(r.normal_ops_per_day
                                                             / fixed.normal_ops_per_day, 4))
                     for r in results],
@@ -247,13 +260,25 @@ def main(argv: list[str] | None = None) -> int:
           f"{switch.full_switch_secs / 3600:.2f} h at {args.backfill_mbps:g} MB/s per OSD; "
           f"urgent capacity {urgent_capacity:.0f} IOPS; urgent mean {counted.mean():.0f}, "
           f"peak {counted.max():.0f} IOPS, {len(counted_bursts)} bursts")
+    shared_harm = harm["shared"]
+    print("sharing breaks the SLA above " + ("never" if shared_harm is None else
+          f"{shared_harm:.0f} urgent IOPS ({shared_harm / urgent_capacity:.0%} of capacity)")
+          + "; during a shared->isolated backfill above "
+          + ("never" if harm["shared_backfill"] is None else f"{harm['shared_backfill']:.0f}"))
     print()
     print("\n".join(table_rows(results, fixed.normal_ops_per_day)))
     if best is not None:
         p = best.policy
         print(f"\nrecommended: threshold_iops {p.high_iops:g} "
-              f"({p.high_iops / ssd_count:.2f} per urgent OSD), threshold_low_iops "
-              f"{p.low_iops:g}, min_dwell_secs {p.dwell_secs:g}")
+              f"({p.high_iops / ssd_count:.2f} per urgent OSD, "
+              f"{p.high_iops / urgent_capacity:.1%} of urgent capacity), threshold_low_iops "
+              f"{p.low_iops:g}, min_dwell_secs {p.dwell_secs:g}: normal "
+              f"{best.normal_ops_per_day / fixed.normal_ops_per_day:.3f} x fixed isolation, "
+              f"{best.sla_violation_minutes_per_day:.1f} SLA-violation min/day")
+        if best.normal_ops_per_day < fixed.normal_ops_per_day * 1.005:
+            print("  (no adaptive setting within the SLA budget beats fixed isolation here)")
+    else:
+        print(f"\nno adaptive setting stays within {args.sla_budget:g} SLA-violation min/day")
     print(f"time: mapping {mapped_at - started:.1f} s, total {elapsed:.1f} s")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(summary, indent=2) + "\n")

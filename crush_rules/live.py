@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,8 +110,13 @@ def verify_live(cli: CephCli, tools: Tools, options: GenerateOptions) -> VerifyR
     return verify_map(tools, snap.crush, options, osdmap=snap.osdmap)
 
 
-def plan_switch(cli: CephCli, tools: Tools, pool: str, to_rule: str) -> MovePlan:
-    """What switching ``pool`` to ``to_rule`` would move, from the live maps (read-only)."""
+def plan_switch(cli: CephCli, tools: Tools, pool: str, to_rule: str,
+                pg_bytes: Mapping[int, int] | None = None) -> MovePlan:
+    """What switching ``pool`` to ``to_rule`` would move, from the live maps (read-only).
+
+    pg_bytes: PG seed -> bytes of one replica, when the caller has them (the
+    mgr module does; its own key has no mgr caps for `ceph pg ls-by-pool`).
+    """
     tools.check_available()
     snap = _snapshot(cli, tools)
     matches = [p for p in snap.pools.values() if p.get("pool_name") == pool]
@@ -128,7 +134,7 @@ def plan_switch(cli: CephCli, tools: Tools, pool: str, to_rule: str) -> MovePlan
     variant = tools.compile(render_blocks(with_rule_steps(blocks, rule_id, steps)))
     before = tools.map_pgs(snap.osdmap, None, pool_id, mark_up_in=False)
     after = tools.map_pgs(snap.osdmap, variant, pool_id, mark_up_in=False)
-    sizes = cli.pg_bytes(pool)
+    sizes = cli.pg_bytes(pool) if pg_bytes is None else pg_bytes
     pgs_moving = replicas = moved_bytes = 0
     for seed, now in before.items():
         then = after.get(seed)

@@ -2,13 +2,19 @@
 # A real Ceph cluster on loopback for the tests and the demo: one mon, one mgr
 # and N OSDs from Debian's packages, every file under DIR, cephx on, msgr2 on.
 #
-#   minicluster.sh up DIR [--osds N] [--objectstore memstore|bluestore]
+#   minicluster.sh up DIR [--osds N] [--objectstore memstore|bluestore] [--release R]
 #   minicluster.sh down DIR
 #   minicluster.sh status DIR
 #
 # `up` returns when every OSD is up and every PG is active+clean. `down` stops
 # exactly the daemons that `up` recorded in DIR/pids, by PID, and waits until
 # they are gone. Nothing is ever stopped by name.
+#
+# --release pacific (default) uses the host's packages (Debian bookworm);
+# reef and tentacle run every Ceph binary in a Debian root made by
+# deploy/release-root.sh (trixie, sid), seen through DIR/root: a bind of the
+# cached root with proc, sys, dev, DIR and this checkout mounted at their own
+# paths. Those mounts are listed in DIR/mounts and undone by `down`.
 set -euo pipefail
 
 CHECKOUT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -65,7 +71,42 @@ else:
 EOF
 }
 
-cephc() { ceph -c "$DIR/ceph.conf" --connect-timeout 20 "$@"; }
+# Run a Ceph binary of the cluster's release: on the host, or in DIR/root.
+IN_ROOT=()
+in_release() { "${IN_ROOT[@]}" "$@"; }
+cephc() { in_release ceph -c "$DIR/ceph.conf" --connect-timeout 20 "$@"; }
+
+mount_recorded() {  # mount_recorded TARGET MOUNT-ARGS...: mount and remember it for `down`
+    local target=$1; shift
+    mkdir -p "$target"
+    mount "$@" "$target" || fail_up "mount $* $target failed"
+    echo "$target" >>"$DIR/mounts"
+}
+
+make_root_view() {
+    local release=$1 root
+    root=$(bash "$CHECKOUT/deploy/release-root.sh" ensure "$release" | tail -n 1) \
+        || fail_up "no $release root: see the messages of deploy/release-root.sh above"
+    : >"$DIR/mounts"
+    mount_recorded "$DIR/root" --bind "$root"
+    mount_recorded "$DIR/root/proc" -t proc proc
+    mount_recorded "$DIR/root/sys" -t sysfs sysfs
+    mount_recorded "$DIR/root/dev" --bind /dev
+    mount_recorded "$DIR/root$DIR" --bind "$DIR"
+    mount_recorded "$DIR/root$CHECKOUT" --bind "$CHECKOUT"
+    IN_ROOT=(chroot "$DIR/root")
+    PKG_MGR_DIR=$DIR/root/usr/share/ceph/mgr
+}
+
+undo_mounts() {
+    local dir=$1 target
+    [ -f "$dir/mounts" ] || return 0
+    # reverse order: inner mounts first
+    tac "$dir/mounts" | while read -r target; do
+        umount "$target" 2>/dev/null || umount -l "$target" 2>/dev/null || true
+    done
+    rm -f "$dir/mounts"
+}
 
 start_daemon() {
     # start_daemon NAME BINARY ARGS... : foreground daemon in its own session,
@@ -115,7 +156,11 @@ dead_daemon_check() {
 }
 
 write_conf() {
-    local fsid=$1 mon_port=$2 port_min=$3 port_max=$4 objectstore=$5
+    local fsid=$1 mon_port=$2 port_min=$3 port_max=$4 objectstore=$5 release=$6
+    local extra=""
+    # Tentacle stretches the stats period by itself; the module's reaction
+    # time and the tests want the configured period.
+    if [ "$release" = tentacle ]; then extra="mgr stats period autotune = false"; fi
     cat >"$DIR/ceph.conf" <<EOF
 [global]
 fsid = $fsid
@@ -161,6 +206,8 @@ bluestore cache size = 67108864
 osd op num shards = 2
 osd op num threads per shard = 1
 mgr module path = $DIR/mgr-modules
+mgr initial modules = iostat
+$extra
 
 [client]
 keyring = $DIR/keyring
@@ -182,7 +229,8 @@ make_module_path() {
     mkdir -p "$DIR/mgr-modules"
     local m
     for m in "$PKG_MGR_DIR"/*; do
-        ln -sfn "$m" "$DIR/mgr-modules/$(basename "$m")"
+        # links resolve where the mgr runs: /usr/share/ceph/mgr of its release
+        ln -sfn "/usr/share/ceph/mgr/$(basename "$m")" "$DIR/mgr-modules/$(basename "$m")"
     done
     ln -sfn "$CHECKOUT/mgr_sla" "$DIR/mgr-modules/sla"
 }
@@ -210,9 +258,10 @@ sys.exit(0 if ok else 1)' "$1"
 }
 
 do_up() {
-    local osds=8 objectstore=memstore
+    local osds=8 objectstore=memstore release=pacific
     while [ $# -gt 0 ]; do
         case $1 in
+            --release) release=${2:?--release needs pacific, reef or tentacle}; shift 2 ;;
             --osds) osds=${2:?--osds needs a number}; shift 2 ;;
             --objectstore) objectstore=${2:?--objectstore needs memstore or bluestore}; shift 2 ;;
             *) die "unknown option '$1'" ;;
@@ -221,10 +270,13 @@ do_up() {
     case $objectstore in memstore|bluestore) ;; *) die "objectstore must be memstore or bluestore, not '$objectstore'" ;; esac
     [[ $osds =~ ^[0-9]+$ ]] && [ "$osds" -ge 2 ] && [ $((osds % 2)) -eq 0 ] \
         || die "--osds must be an even number >= 2 (hosts hold one hdd and one ssd OSD), not '$osds'"
+    case $release in pacific|reef|tentacle) ;; *) die "release must be pacific, reef or tentacle, not '$release'" ;; esac
     local bin
-    for bin in ceph-mon ceph-mgr ceph-osd ceph ceph-authtool monmaptool; do
-        command -v "$bin" >/dev/null || die "$bin not found: install Ceph with 'apt-get install -y --no-install-recommends ceph-mon ceph-mgr ceph-osd ceph-common ceph-base'"
-    done
+    if [ "$release" = pacific ]; then
+        for bin in ceph-mon ceph-mgr ceph-osd ceph ceph-authtool monmaptool; do
+            command -v "$bin" >/dev/null || die "$bin not found: install Ceph with 'apt-get install -y --no-install-recommends ceph-mon ceph-mgr ceph-osd ceph-common ceph-base'"
+        done
+    fi
     if [ -n "$(live_pids "$DIR")" ]; then
         die "$DIR holds a running cluster: run '$0 down $DIR' first or use another DIR"
     fi
@@ -239,20 +291,22 @@ do_up() {
     ports=$(pick_ports) || die "no free ports on 127.0.0.1"
     read -r mon_port port_min port_max sla_port prom_port <<<"$ports"
     fsid=$(uuidgen)
-    write_conf "$fsid" "$mon_port" "$port_min" "$port_max" "$objectstore"
-    make_module_path
     trap 'fail_up "interrupted"' INT TERM
+    if [ "$release" != pacific ]; then make_root_view "$release"; fi
+    printf 'SLA_RELEASE=%s\nSLA_CHROOT=%s\n' "$release" "${IN_ROOT[1]:-}" >"$DIR/cluster.env"
+    write_conf "$fsid" "$mon_port" "$port_min" "$port_max" "$objectstore" "$release"
+    make_module_path
 
     # mon
-    ceph-authtool --create-keyring "$DIR/mon.keyring" --gen-key -n mon. --cap mon 'allow *' >/dev/null
-    ceph-authtool --create-keyring "$DIR/keyring" --gen-key -n client.admin \
+    in_release ceph-authtool --create-keyring "$DIR/mon.keyring" --gen-key -n mon. --cap mon 'allow *' >/dev/null
+    in_release ceph-authtool --create-keyring "$DIR/keyring" --gen-key -n client.admin \
         --cap mon 'allow *' --cap osd 'allow *' --cap mds 'allow *' --cap mgr 'allow *' >/dev/null
-    ceph-authtool "$DIR/mon.keyring" --import-keyring "$DIR/keyring" >/dev/null
-    monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$mon_port,v1:127.0.0.1:$((mon_port + 1))]" \
+    in_release ceph-authtool "$DIR/mon.keyring" --import-keyring "$DIR/keyring" >/dev/null
+    in_release monmaptool --create --fsid "$fsid" --addv a "[v2:127.0.0.1:$mon_port,v1:127.0.0.1:$((mon_port + 1))]" \
         "$DIR/monmap" >/dev/null
-    ceph-mon -c "$DIR/ceph.conf" --mkfs -i a --monmap "$DIR/monmap" \
+    in_release ceph-mon -c "$DIR/ceph.conf" --mkfs -i a --monmap "$DIR/monmap" \
         --keyring "$DIR/mon.keyring" >>"$DIR/log/mkfs.log" 2>&1 || fail_up "mon mkfs failed"
-    start_daemon mon.a ceph-mon -i a
+    start_daemon mon.a "${IN_ROOT[@]}" ceph-mon -i a
     wait_for "the mon to answer" "$deadline" cephc mon stat
 
     # mgr: module endpoints on loopback and on this cluster's own ports
@@ -263,38 +317,38 @@ do_up() {
     printf 'SLA_METRICS_PORT=%s\nPROMETHEUS_MODULE_PORT=%s\n' "$sla_port" "$prom_port" >"$DIR/ports.env"
     cephc auth get-or-create mgr.x mon 'allow profile mgr' osd 'allow *' mds 'allow *' \
         -o "$DIR/mgr/ceph-x/keyring" >/dev/null
-    start_daemon mgr.x ceph-mgr -i x
+    start_daemon mgr.x "${IN_ROOT[@]}" ceph-mgr -i x
 
     # OSDs: host K holds osd.2K (hdd) and osd.2K+1 (ssd)
     local i uuid key id host cls
     local hdd=() ssd=()
     for ((i = 0; i < osds; i++)); do
         uuid=$(uuidgen)
-        key=$(ceph-authtool --gen-print-key)
+        key=$(in_release ceph-authtool --gen-print-key)
         id=$(echo "{\"cephx_secret\": \"$key\"}" | cephc osd new "$uuid" -i -)
         [ "$id" = "$i" ] || fail_up "expected osd id $i, got '$id'"
         mkdir -p "$DIR/osd/ceph-$id"
         printf '[osd.%s]\n\tkey = %s\n' "$id" "$key" >"$DIR/osd/ceph-$id/keyring"
-        ceph-osd -c "$DIR/ceph.conf" -i "$id" --mkfs --osd-uuid "$uuid" \
+        in_release ceph-osd -c "$DIR/ceph.conf" -i "$id" --mkfs --osd-uuid "$uuid" \
             >>"$DIR/log/mkfs.log" 2>&1 || fail_up "mkfs of osd.$id failed"
         host=host$((i / 2))
         if [ $((i % 2)) -eq 0 ]; then cls=hdd; hdd+=("osd.$id"); else cls=ssd; ssd+=("osd.$id"); fi
         cephc osd crush add "osd.$id" 1.0 "host=$host" root=default >/dev/null 2>&1 \
             || fail_up "could not place osd.$id in $host"
-        start_daemon "osd.$id" ceph-osd -i "$id"
+        start_daemon "osd.$id" "${IN_ROOT[@]}" ceph-osd -i "$id"
     done
     cephc osd crush set-device-class hdd "${hdd[@]}" >/dev/null 2>&1
     cephc osd crush set-device-class ssd "${ssd[@]}" >/dev/null 2>&1
     wait_for "the mgr to be active" "$deadline" mgr_available
     wait_for "$osds OSDs up and all PGs active+clean" "$deadline" osds_up_and_clean "$osds"
     trap - INT TERM
-    echo "minicluster: up in $(($(date +%s) - t0)) s: 1 mon, 1 mgr, $osds OSDs ($objectstore) in $DIR"
+    echo "minicluster: up in $(($(date +%s) - t0)) s: 1 mon, 1 mgr, $osds OSDs ($objectstore, $release) in $DIR"
     echo "minicluster: export CEPH_CONF=$DIR/ceph.conf"
 }
 
 do_down() {
     local dir=$1 pids pid waited=0
-    [ -f "$dir/pids" ] || { echo "minicluster: nothing recorded in $dir"; return 0; }
+    [ -f "$dir/pids" ] || { undo_mounts "$dir"; echo "minicluster: nothing recorded in $dir"; return 0; }
     pids=$(live_pids "$dir")
     for pid in $pids; do kill -TERM "$pid" 2>/dev/null || true; done
     while [ -n "$(live_pids "$dir")" ]; do
@@ -306,6 +360,7 @@ do_down() {
         waited=$((waited + 1))
     done
     : >"$dir/pids"
+    undo_mounts "$dir"
     echo "minicluster: stopped $(echo "$pids" | wc -w) daemons of $dir"
 }
 

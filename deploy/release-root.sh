@@ -8,7 +8,7 @@
 # reef = Debian trixie (Ceph 18.2.x), tentacle = Debian sid (Ceph 20.2.x).
 # DIR defaults to $SLA_ROOT_CACHE or /var/cache/ceph-sla/roots. The mirror is
 # the one the host's apt uses ($SLA_DEBIAN_MIRROR overrides). See
-# docs/releases-notes.md for running daemons from a root.
+# docs/releases-notes.md for running daemons from a root. `ensure` needs root.
 set -euo pipefail
 
 PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common ceph-base python3-prometheus-client)
@@ -78,8 +78,7 @@ umount_below() {
 discard() {
     umount_below "$1"
     if awk -v d="$1" 'index($2, d "/") == 1 { found = 1 } END { exit !found }' /proc/mounts; then
-        echo "release-root: $1 still has mounts; unmount them and delete it by hand" >&2
-        return 0
+        die "$1 still has mounts: unmount them (findmnt -R $1), delete it, rerun"
     fi
     rm -rf --one-file-system "$1"
 }
@@ -103,7 +102,7 @@ if ! command -v debootstrap >/dev/null; then
         die "could not install debootstrap: run 'apt-get update && apt-get install debootstrap'"
 fi
 
-mirror=${SLA_DEBIAN_MIRROR:-$(host_mirror | head -n 1)}
+mirror=${SLA_DEBIAN_MIRROR:-$(host_mirror | sed -n 1p)}  # sed reads all: no SIGPIPE
 [ -n "$mirror" ] || die "no Debian mirror found in /etc/apt/sources.list*: set SLA_DEBIAN_MIRROR=URL"
 
 tmp=$(mktemp -d "$cache/.$release.XXXXXX")

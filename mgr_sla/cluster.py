@@ -103,3 +103,10 @@ def mapping_change(before: Mapping[str, list[int]], after: Mapping[str, list[int
             pgs += 1
             replicas += added
     return pgs, replicas
+
+
+def pg_bytes_by_seed(pg_stats: Iterable[Mapping[str, Any]], pool_id: int) -> dict[int, int]:
+    """PG seed -> bytes of one replica, for one pool (pg_dump pg_stats)."""
+    prefix = f"{pool_id}."
+    return {int(str(pg["pgid"])[len(prefix):], 16): int(pg.get("stat_sum", {}).get("num_bytes", 0))
+            for pg in pg_stats if str(pg.get("pgid", "")).startswith(prefix)}

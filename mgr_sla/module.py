@@ -23,6 +23,7 @@ from .cluster import (
     ClusterView,
     cluster_view,
     mapping_change,
+    pg_bytes_by_seed,
     pgs_acting_on,
     pgs_not_clean,
     pool_misplaced_ratios,
@@ -161,6 +162,7 @@ class Module(MgrModule):
     def shutdown(self) -> None:
         self._stop.set()
         self._metrics.stop()
+        super().shutdown()  # closes the librados handle compat.mon_command uses
 
     def config_notify(self) -> None:
         self._rates.window_secs = float(self._opt("rate_window_secs"))
@@ -315,6 +317,7 @@ class Module(MgrModule):
             size=max(sizes, default=3),
             pool_ids=normal,
             urgent_pool_ids=hybrid,
+            release=compat.crush_release(self),
         )
 
     def _switch(self, state: ModuleState, record: SwitchRecord) -> None:
@@ -359,8 +362,8 @@ class Module(MgrModule):
             self._count_blocked(state, gates)
             return gates
         for pool, want in changes:
-            rc, _, err = self.mon_command({"prefix": "osd pool set", "pool": pool.name,
-                                           "var": "crush_rule", "val": want})
+            rc, _, err = compat.mon_command(self, {"prefix": "osd pool set", "pool": pool.name,
+                                                   "var": "crush_rule", "val": want})
             if rc != 0:
                 self.log.error("sla: osd pool set %s crush_rule %s failed: %s", pool.name, want,
                                err)
@@ -368,7 +371,7 @@ class Module(MgrModule):
                              f"{err.strip()}")]
             self.log.info("sla: pool %s crush_rule %s -> %s", pool.name,
                           view.rule_name(pool.rule_id), want)
-        rc, out, _ = self.mon_command({"prefix": "osd stat", "format": "json"})
+        rc, out, _ = compat.mon_command(self, {"prefix": "osd stat", "format": "json"})
         if rc == 0 and self._tracking is not None and self._tracking.record.epoch is None:
             self._tracking.record.epoch = int(json.loads(out).get("epoch", 0))
         return []
@@ -555,8 +558,11 @@ class Module(MgrModule):
                 # sla_shared if that is the mode.
                 try:
                     if view.rule_name(info.rule_id) != RULE_ISOLATED_NORMAL:
-                        self.check_mon_command({"prefix": "osd pool set", "pool": pool,
-                                                "var": "crush_rule", "val": RULE_ISOLATED_NORMAL})
+                        rc, _, err = compat.mon_command(self, {
+                            "prefix": "osd pool set", "pool": pool, "var": "crush_rule",
+                            "val": RULE_ISOLATED_NORMAL})
+                        if rc != 0:
+                            raise RuntimeError(err.strip())
                     self._install_rules(state, extra_normal=(info.pool_id,))
                 except Exception as e:
                     return _err(errno.EIO, f"could not add pool '{pool}' to the sla rules: {e}")
@@ -593,8 +599,10 @@ class Module(MgrModule):
         rule = RULE_SHARED if target is Mode.SHARED else RULE_ISOLATED_NORMAL
         try:
             crush = load_crush_rules()
-            plans = [crush.plan_switch(self._cli(crush), crush.Tools(), view.pools[p].name, rule)
-                     .to_dict() for p in normal]
+            stats = self.get("pg_dump").get("pg_stats", [])
+            plans = [crush.plan_switch(self._cli(crush), crush.Tools(), view.pools[p].name, rule,
+                                       pg_bytes=pg_bytes_by_seed(stats, p)).to_dict()
+                     for p in normal]
         except Exception as e:
             return _err(errno.EIO, f"could not plan the switch: {e}")
         data = {"to_mode": target.value, "rule": rule, "pools": plans,

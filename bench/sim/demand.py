@@ -26,7 +26,8 @@ class UrgentWorkload:
     ramp_h: float = 1.5  # length of the morning / evening ramps
     noise_sigma: float = 0.15  # slow log-normal noise on the cycle
     noise_corr_secs: float = 900.0
-    bursts_per_hour: float = 1.0  # Poisson arrivals, day and night alike
+    bursts_per_hour: float = 1.0  # Poisson arrivals on the daytime plateau
+    night_burst_factor: float = 0.25  # burst rate at night, relative to the plateau's
     burst_mean_secs: float = 240.0  # exponential durations (at least one step)
     burst_min_util: float = 0.10  # a burst adds uniform(min, max) x capacity
     burst_max_util: float = 0.40
@@ -55,8 +56,13 @@ def _streams(seed: int) -> tuple[np.random.Generator, np.random.Generator, np.ra
 
 def bursts(w: UrgentWorkload, capacity: float, seconds: float, step: float,
            rng: np.random.Generator) -> list[Burst]:
+    """Poisson arrivals whose rate follows the daily cycle (thinning)."""
     count = int(rng.poisson(w.bursts_per_hour * seconds / 3600.0))
-    starts = np.sort(rng.uniform(0.0, seconds, count))
+    candidates = rng.uniform(0.0, seconds, count)
+    factor = w.night_burst_factor + (1.0 - w.night_burst_factor) * daily_shape(
+        candidates / 3600.0, w)
+    starts = np.sort(candidates[rng.uniform(0.0, 1.0, count) < factor])
+    count = len(starts)
     durations = np.maximum(rng.exponential(w.burst_mean_secs, count), step)
     rates = rng.uniform(w.burst_min_util, w.burst_max_util, count) * capacity
     return [Burst(float(s), float(d), float(r)) for s, d, r in zip(starts, durations, rates)]

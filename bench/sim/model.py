@@ -308,6 +308,8 @@ class Result:
     shared_fraction: float  # of time serving from the shared layout
     backfill_hours_per_day: float
     mean_time_to_isolation_secs: float | None
+    # SLA-violation minutes a day by what the cluster was doing at the time
+    violation_minutes_by_state: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         p = self.policy
@@ -325,6 +327,8 @@ class Result:
             "backfill_hours_per_day": round(self.backfill_hours_per_day, 3),
             "mean_time_to_isolation_secs": (None if self.mean_time_to_isolation_secs is None
                                             else round(self.mean_time_to_isolation_secs)),
+            "violation_minutes_by_state": {k: round(v, 2) for k, v in
+                                           self.violation_minutes_by_state.items()},
         }
 
 
@@ -337,18 +341,25 @@ def score(policy: Policy, traj: Trajectory, demand: np.ndarray, tables: Tables, 
     days = len(d) * step / 86_400.0
     normal = np.zeros(len(d))
     latency = np.zeros(len(d))
+    masks: dict[str, np.ndarray] = {}
     if policy.kind == "default":
         normal, latency = tables.default.lookup(d)
+        masks["default"] = np.ones(len(d), dtype=bool)
     else:
-        cases = ((False, False, tables.isolated), (True, False, tables.shared),
-                 (False, True, tables.isolated_backfill), (True, True, tables.shared_backfill))
-        for is_shared, is_backfill, table in cases:
+        cases = (("isolated", False, False, tables.isolated),
+                 ("shared", True, False, tables.shared),
+                 ("isolated+backfill", False, True, tables.isolated_backfill),
+                 ("shared+backfill", True, True, tables.shared_backfill))
+        for name, is_shared, is_backfill, table in cases:
             mask = (shared == is_shared) & (backfill == is_backfill)
+            masks[name] = mask
             if mask.any():
                 normal[mask], latency[mask] = table.lookup(d[mask])
     _, solo = tables.solo.lookup(d)
     ratio = latency / solo
     violated = (ratio > sla_factor) & (d > 0)
+    by_state = {name: float((violated & mask).sum()) * step / 60.0 / days
+                for name, mask in masks.items()}
     urgent_ops = float(d.sum())
     delays = traj.isolation_delays
     return Result(
@@ -363,16 +374,31 @@ def score(policy: Policy, traj: Trajectory, demand: np.ndarray, tables: Tables, 
         shared_fraction=float(shared.mean()),
         backfill_hours_per_day=float(backfill.sum()) * step / 3600.0 / days,
         mean_time_to_isolation_secs=float(np.mean(delays)) if delays else None,
+        violation_minutes_by_state=by_state,
     )
 
 
-def recommend(results: Sequence[Result], tolerance_minutes: float = 5.0) -> Result | None:
-    """The adaptive setting to suggest: among those within ``tolerance_minutes`` of
-    the fewest SLA-violation minutes, the most normal ops; then fewest switches."""
+def harm_point(table: Table, solo: Table, factor: float) -> float | None:
+    """The least urgent demand at which ``table``'s urgent latency exceeds factor x solo."""
+    ratio = table.urgent_latency / np.interp(table.grid, solo.grid, solo.urgent_latency)
+    over = np.flatnonzero(ratio > factor)
+    return float(table.grid[over[0]]) if len(over) else None
+
+
+def recommend(results: Sequence[Result], budget_minutes: float = 5.0,
+              same_normal: float = 0.005) -> Result | None:
+    """The adaptive setting to suggest.
+
+    Among adaptive settings with at most ``budget_minutes`` of SLA violation a
+    day, the most normal ops; settings within ``same_normal`` (relative) of
+    that count as equal, and among them the fewest bytes moved, then the
+    fewest switches, then the longest dwell and the highest threshold.
+    """
     adaptive = [r for r in results if r.policy.kind == "adaptive"]
-    if not adaptive:
+    ok = [r for r in adaptive if r.sla_violation_minutes_per_day <= budget_minutes]
+    if not ok:
         return None
-    best = min(r.sla_violation_minutes_per_day for r in adaptive)
-    near = [r for r in adaptive if r.sla_violation_minutes_per_day <= best + tolerance_minutes]
-    return max(near, key=lambda r: (round(r.normal_ops_per_day, -6), -r.switches_per_day,
-                                    -r.bytes_moved_per_day))
+    top = max(r.normal_ops_per_day for r in ok)
+    near = [r for r in ok if r.normal_ops_per_day >= top * (1.0 - same_normal)]
+    return min(near, key=lambda r: (r.bytes_moved_per_day, r.switches_per_day,
+                                    -r.policy.dwell_secs, -r.policy.high_iops))

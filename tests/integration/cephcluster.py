@@ -47,13 +47,26 @@ class Cluster:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.conf = str(path / "ceph.conf")
-        self.env = {**os.environ, "CEPH_CONF": self.conf}
+        env_file = path / "cluster.env"
+        env = dict(line.split("=", 1) for line in env_file.read_text().split()) \
+            if env_file.exists() else {}
+        self.release = env.get("SLA_RELEASE", "pacific")
+        # Reef and Tentacle clusters run from a Debian root: so do their clients
+        # (Tentacle's keys are not readable by Pacific's CLI).
+        self.prefix = ["chroot", env["SLA_CHROOT"]] if env.get("SLA_CHROOT") else []
 
     @classmethod
-    def up(cls, path: Path, osds: int = 8, objectstore: str = "memstore") -> Cluster:
+    def up(cls, path: Path, osds: int = 8, objectstore: str = "memstore",
+           release: str | None = None) -> Cluster:
+        release = release or os.environ.get("SLA_RELEASE", "pacific")
         subprocess.run([str(MINICLUSTER), "up", str(path), "--osds", str(osds),
-                        "--objectstore", objectstore], check=True, timeout=400)
+                        "--objectstore", objectstore, "--release", release],
+                       check=True, timeout=600)
         return cls(path)
+
+    def tool(self, *argv: str) -> list[str]:
+        """argv of a Ceph client tool of this cluster's release."""
+        return [*self.prefix, *argv]
 
     def down(self) -> None:
         subprocess.run([str(MINICLUSTER), "down", str(self.path)], check=True, timeout=120)
@@ -67,7 +80,7 @@ class Cluster:
 
     def ceph_raw(self, *args: str, inbuf: str | None = None, timeout: float = 60,
                  extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["ceph", "-c", self.conf, *extra, *args], input=inbuf,
+        return subprocess.run(self.tool("ceph", "-c", self.conf, *extra, *args), input=inbuf,
                               capture_output=True, text=True, timeout=timeout)
 
     def ceph(self, *args: str, timeout: float = 60) -> str:
@@ -113,8 +126,9 @@ class Bench:
 
     def __init__(self, cluster: Cluster, pool: str, secs: int = 120) -> None:
         self.proc = subprocess.Popen(
-            ["rados", "-c", cluster.conf, "-p", pool, "bench", str(secs), "write", "-b", "4096",
-             "-t", "8", "--no-cleanup", "--run-name", f"b{time.monotonic_ns()}"],
+            cluster.tool("rados", "-c", cluster.conf, "-p", pool, "bench", str(secs), "write",
+                         "-b", "4096", "-t", "8", "--no-cleanup", "--run-name",
+                         f"b{time.monotonic_ns()}"),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.started = time.monotonic()
 

@@ -35,24 +35,27 @@ class Objects:
             data = os.urandom(64 * 1024 + i)
             path = self.tmp / name
             path.write_bytes(data)
-            subprocess.run(["rados", "-c", self.cluster.conf, "-p", self.pool, "put", name,
-                            str(path)], check=True, timeout=60)
+            subprocess.run(self.cluster.tool("rados", "-c", self.cluster.conf, "-p", self.pool,
+                                             "put", name, str(path)), check=True, timeout=60)
             self.sums[name] = hashlib.sha256(data).hexdigest()
 
     def verify(self) -> None:
         bad = []
         for name, digest in self.sums.items():
             out = self.tmp / f"read-{name}"
-            subprocess.run(["rados", "-c", self.cluster.conf, "-p", self.pool, "get", name,
-                            str(out)], check=True, timeout=60)
+            subprocess.run(self.cluster.tool("rados", "-c", self.cluster.conf, "-p", self.pool,
+                                             "get", name, str(out)), check=True, timeout=60)
             if hashlib.sha256(out.read_bytes()).hexdigest() != digest:
                 bad.append(name)
         assert not bad, f"objects changed: {bad}"
 
 
 @pytest.fixture(scope="module")
-def sla(sla_pools: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Objects]:
-    objects = Objects(sla_pools, "normal", tmp_path_factory.mktemp("objects"))
+def sla(sla_pools: Cluster) -> Iterator[Objects]:
+    # under the cluster's DIR: visible to a release root's rados as well
+    scratch = sla_pools.path / "objects"
+    scratch.mkdir(exist_ok=True)
+    objects = Objects(sla_pools, "normal", scratch)
     objects.write(20, "before")
     yield objects
     objects.verify()

@@ -58,3 +58,11 @@ def test_mapping_change_counts_new_replicas():
     before = {"2.0": [0, 2, 4], "2.1": [0, 2, 4]}
     after = {"2.0": [0, 2, 4], "2.1": [0, 5, 4]}
     assert mapping_change(before, after) == (1, 1)
+
+
+def test_pg_bytes_by_seed():
+    from mgr_sla.cluster import pg_bytes_by_seed
+    stats = [{"pgid": "2.a", "stat_sum": {"num_bytes": 100}},
+             {"pgid": "2.1f", "stat_sum": {"num_bytes": 5}},
+             {"pgid": "12.0", "stat_sum": {"num_bytes": 7}}]
+    assert pg_bytes_by_seed(stats, 2) == {10: 100, 31: 5}
