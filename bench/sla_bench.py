@@ -54,7 +54,7 @@ QUICK = Plan((0, 4), urgent_mb=2, normal_secs=8)
 def fio_args(cluster: Cluster, name: str, pool: str, block_kb: int) -> list[str]:
     return ["fio", "--output-format=json", f"--name={name}", "--ioengine=rados",
             f"--conf={cluster.conf}", "--clientname=admin", f"--pool={pool}",
-            f"--bs={block_kb}k", "--iodepth=2", "--nrfiles=8", "--direct=1"]
+            f"--bs={block_kb}k", "--iodepth=2", "--nrfiles=8"]
 
 
 def run_fio(args: list[str], timeout: float) -> dict[str, Any]:

@@ -38,6 +38,7 @@ def render(series: dict[str, Any], out: Path) -> None:
             ax.axvline(t - t0, color="grey", linewidth=0.8)
     ax_iops.set_ylabel("IOPS")
     ax_iops.set_yscale("symlog", linthresh=10)
+    ax_iops.set_ylim(bottom=0)
     ax_iops.set_xlabel("seconds (grey lines: mode switches)")
     ax_iops.legend(loc="upper right", fontsize=8)
     fig.tight_layout()

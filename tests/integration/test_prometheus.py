@@ -131,12 +131,16 @@ def test_every_dashboard_query_returns_data_after_a_switch(
             empty.append(f"{q['panel']}: {q['expr']}")
     assert not empty, "panels without data:\n" + "\n".join(empty)
 
-    # the series behind the docs picture, rendered when matplotlib is there
+    # a full cycle for the docs picture: quiet again -> shared after the dwell
+    wait_mode(cluster, "shared", DWELL + 120)
+    back = time.time()
+    wait_for("prometheus to see shared", lambda: prometheus.api(
+        "query", query="max(ceph_sla_mode)")["result"][0]["value"][1] == "0", 30)
     series = {name: [[float(t), float(v)] for t, v in prometheus.api(
         "query_range", query=f"max(ceph_sla_{name})", start=start, end=time.time(),
         step=1)["result"][0]["values"]] for name in
         ("mode", "urgent_iops", "threshold_iops", "threshold_low_iops")}
-    series["switches"] = [switched]
+    series["switches"] = [switched, back]
     (tmp_path / "timeline.json").write_text(json.dumps(series))
     target = ROOT / "docs/img/mode-timeline.png" if os.environ.get("SLA_RENDER_DOCS") else \
         tmp_path / "timeline.png"
