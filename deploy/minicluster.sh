@@ -203,6 +203,10 @@ bluestore fsck on mkfs = false
 osd memory target = 536870912
 bluestore cache autotune = false
 bluestore cache size = 67108864
+# memstore reports itself rotational: without this, recovery sleeps 0.1 s per
+# object (osd_recovery_sleep_hdd) and a switch of a few thousand objects takes minutes
+osd recovery sleep hdd = 0
+osd recovery sleep hybrid = 0
 osd op num shards = 2
 osd op num threads per shard = 1
 mgr module path = $DIR/mgr-modules

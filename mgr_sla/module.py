@@ -48,6 +48,7 @@ from .state import (
 )
 
 REQUIRED_RULES = (RULE_ISOLATED_NORMAL, RULE_SHARED, RULE_ISOLATED_URGENT)
+PG_DUMP_IDLE_SECS = 30.0
 
 
 class OutputFormat(str, enum.Enum):
@@ -93,7 +94,7 @@ class Module(MgrModule):
         compat.option("threshold_low_iops", type="float", default=0.0, min=0.0, runtime=True,
                       desc="urgent IOPS below which normal pools may share all OSDs "
                            "(0: half of threshold_iops)"),
-        compat.option("min_dwell_secs", type="secs", default=300, min=0, runtime=True,
+        compat.option("min_dwell_secs", type="secs", default=1800, min=0, runtime=True,
                       desc="how long urgent activity must stay below the low threshold "
                            "before normal pools go back to shared"),
         compat.option("interval_secs", type="secs", default=5, min=1, runtime=True,
@@ -136,6 +137,7 @@ class Module(MgrModule):
         self._metrics_where: tuple[str, int] | None = None
         self._health: dict[str, Any] = {}
         self._pg_status: dict[str, Any] = {}
+        self._pg_dump_at = 0.0
 
     # ---- options -----------------------------------------------------------
     def _opt(self, name: str) -> Any:
@@ -229,8 +231,10 @@ class Module(MgrModule):
                     self._switch(state, record)
             else:
                 state.decision = decision.state
-            if not gates and not self._opt("dry_run"):
-                gates = self._converge(state, view)
+            # Pools converge to the mode in force even while a switch away from
+            # it is blocked (a new urgent pool still goes to its own region).
+            if not self._opt("dry_run"):
+                gates += [g for g in self._converge(state, view, gates) if g not in gates]
             self._gates = gates
             self._track(state, view, now)
             self._save(state)
@@ -342,7 +346,8 @@ class Module(MgrModule):
                                         f"sla-switch-{int(record.time * 1000)}",
                                         record.to_mode == Mode.ISOLATED.value)
 
-    def _converge(self, state: ModuleState, view: ClusterView) -> list[Gate]:
+    def _converge(self, state: ModuleState, view: ClusterView,
+                  already_blocked: list[Gate]) -> list[Gate]:
         """Set every managed pool's rule to the one its role and the mode want."""
         mode = state.decision.mode
         changes = []
@@ -359,7 +364,8 @@ class Module(MgrModule):
         gates = blocking_gates(target, self._health_snapshot(view, state),
                                float(self._opt("max_misplaced_ratio")))
         if gates:
-            self._count_blocked(state, gates)
+            if not already_blocked:
+                self._count_blocked(state, gates)
             return gates
         for pool, want in changes:
             rc, _, err = compat.mon_command(self, {"prefix": "osd pool set", "pool": pool.name,
@@ -380,7 +386,12 @@ class Module(MgrModule):
         """Progress of the data movement of the last switch, PGs moved, and
         time to isolation (no normal-pool PG acting on an urgent OSD)."""
         track = self._tracking
+        # pg_dump walks every PG: read it each tick only while a switch is
+        # being watched, otherwise now and then for the misplaced metrics.
+        if track is None and now - self._pg_dump_at < PG_DUMP_IDLE_SECS:
+            return
         pg_dump = self.get("pg_dump")
+        self._pg_dump_at = now
         self._misplaced = pool_misplaced_ratios(pg_dump)
         if track is None:
             return
