@@ -6,7 +6,7 @@ set -euo pipefail
 [ "$(id -u)" -eq 0 ] || { echo "install-deps: run as root (apt-get)" >&2; exit 1; }
 
 PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common ceph-base python3-prometheus-client
-          prometheus uuid-runtime python3-venv python3-pip)
+          prometheus uuid-runtime python3-venv python3-pip fio debootstrap)
 missing=()
 for p in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
