@@ -3,6 +3,7 @@
 # and N OSDs from Debian's packages, every file under DIR, cephx on, msgr2 on.
 #
 #   minicluster.sh up DIR [--osds N] [--objectstore memstore|bluestore] [--release R]
+#                         [--packaged-modules]
 #   minicluster.sh down DIR
 #   minicluster.sh status DIR
 #
@@ -262,9 +263,11 @@ sys.exit(0 if ok else 1)' "$1"
 }
 
 do_up() {
-    local osds=8 objectstore=memstore release=pacific
+    local osds=8 objectstore=memstore release=pacific packaged=0
     while [ $# -gt 0 ]; do
         case $1 in
+            # the mgr's default module path, as a package install has it (deploy/install.sh)
+            --packaged-modules) packaged=1; shift ;;
             --release) release=${2:?--release needs pacific, reef or tentacle}; shift 2 ;;
             --osds) osds=${2:?--osds needs a number}; shift 2 ;;
             --objectstore) objectstore=${2:?--objectstore needs memstore or bluestore}; shift 2 ;;
@@ -299,7 +302,11 @@ do_up() {
     if [ "$release" != pacific ]; then make_root_view "$release"; fi
     printf 'SLA_RELEASE=%s\nSLA_CHROOT=%s\n' "$release" "${IN_ROOT[1]:-}" >"$DIR/cluster.env"
     write_conf "$fsid" "$mon_port" "$port_min" "$port_max" "$objectstore" "$release"
-    make_module_path
+    if [ "$packaged" -eq 1 ]; then
+        sed -i '/^mgr module path = /d' "$DIR/ceph.conf"
+    else
+        make_module_path
+    fi
 
     # mon
     in_release ceph-authtool --create-keyring "$DIR/mon.keyring" --gen-key -n mon. --cap mon 'allow *' >/dev/null

@@ -57,10 +57,11 @@ class Cluster:
 
     @classmethod
     def up(cls, path: Path, osds: int = 8, objectstore: str = "memstore",
-           release: str | None = None) -> Cluster:
+           release: str | None = None, packaged_modules: bool = False) -> Cluster:
         release = release or os.environ.get("SLA_RELEASE", "pacific")
         subprocess.run([str(MINICLUSTER), "up", str(path), "--osds", str(osds),
-                        "--objectstore", objectstore, "--release", release],
+                        "--objectstore", objectstore, "--release", release,
+                        *(["--packaged-modules"] if packaged_modules else [])],
                        check=True, timeout=600)
         return cls(path)
 

@@ -151,3 +151,43 @@ def test_every_dashboard_query_returns_data_after_a_switch(
     subprocess.run([sys.executable, str(ROOT / "deploy/grafana/render_timeline.py"),
                     str(tmp_path / "timeline.json"), str(target)], check=True, timeout=120)
     assert target.stat().st_size > 10_000
+
+
+def scrape(port: int) -> str | None:
+    try:
+        return urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=3).read().decode()
+    except OSError:
+        return None
+
+
+def test_metrics_endpoint_stops_with_the_module_and_comes_back(sla_pools: Cluster) -> None:
+    port = ports(sla_pools)["SLA_METRICS_PORT"]
+    assert "ceph_sla_mode" in (scrape(port) or "")
+    sla_pools.ceph("mgr", "module", "disable", "sla")
+    try:
+        wait_for("the port to be free", lambda: scrape(port) is None, 60)
+        with socket.socket() as s:  # free for anyone: the server really closed it
+            s.bind(("127.0.0.1", port))
+    finally:
+        sla_pools.enable_sla()
+    wait_for("metrics served again", lambda: "ceph_sla_mode" in (scrape(port) or ""), 60)
+
+
+def test_a_taken_port_is_a_health_warning_not_a_crash(sla_pools: Cluster) -> None:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = ports(sla_pools)["SLA_METRICS_PORT"]
+    try:
+        sla_pools.ceph("config", "set", "mgr", "mgr/sla/metrics_port",
+                       str(taken.getsockname()[1]))
+        checks = wait_for("SLA_METRICS_PORT", lambda: (h := sla_pools.json(
+            "health", "detail")["checks"]).get("SLA_METRICS_PORT") and h, 60)
+        assert "SLA_METRICS_PORT" in checks
+        assert sla_pools.sla_status()["mode"] in ("isolated", "shared")  # still serving
+    finally:
+        sla_pools.ceph("config", "set", "mgr", "mgr/sla/metrics_port", str(port))
+        taken.close()
+    wait_for("warning cleared", lambda: "SLA_METRICS_PORT" not in sla_pools.json(
+        "health", "detail")["checks"], 60)
+    wait_for("metrics served again", lambda: "ceph_sla_mode" in (scrape(port) or ""), 60)
