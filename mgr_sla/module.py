@@ -166,14 +166,11 @@ class Module(MgrModule):
         self._metrics.stop()
         super().shutdown()  # closes the librados handle compat.mon_command uses
 
-    def config_notify(self) -> None:
-        self._rates.window_secs = float(self._opt("rate_window_secs"))
-
     def _apply_metrics_options(self) -> None:
         port = int(self._opt("metrics_port"))
         where = (str(self._opt("metrics_addr")), port)
-        if where == self._metrics_where:
-            return
+        if where == self._metrics_where and (self._metrics.running or port == 0):
+            return  # else: a port that was taken is tried again every tick
         self._metrics.stop()
         self._metrics_where = where
         self._health.pop("SLA_METRICS_PORT", None)
@@ -193,6 +190,7 @@ class Module(MgrModule):
     def tick(self) -> None:
         now = time.time()
         view = self._view()
+        self._rates.window_secs = float(self._opt("rate_window_secs"))
         self._pg_status = self.get("pg_status")
         if pg_counts(self._pg_status.get("pgs_by_state", [])).unknown:
             # A PG without stats yet (a fresh mgr after failover) would make

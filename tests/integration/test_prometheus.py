@@ -166,8 +166,10 @@ def test_metrics_endpoint_stops_with_the_module_and_comes_back(sla_pools: Cluste
     sla_pools.ceph("mgr", "module", "disable", "sla")
     try:
         wait_for("the port to be free", lambda: scrape(port) is None, 60)
-        with socket.socket() as s:  # free for anyone: the server really closed it
+        with socket.socket() as s:  # nobody listens: the server really closed it
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # scrapes' TIME_WAITs
             s.bind(("127.0.0.1", port))
+            s.listen()
     finally:
         sla_pools.enable_sla()
     wait_for("metrics served again", lambda: "ceph_sla_mode" in (scrape(port) or ""), 60)
