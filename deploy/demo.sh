@@ -38,6 +38,14 @@ wait_mode() {  # wait_mode MODE TIMEOUT
     done
 }
 
+wait_clean() {  # the data of the last switch in place before the next act
+    local deadline=$(($(date +%s) + 180))
+    until ceph pg stat -f json | python3 -c 'import json,sys; s=json.load(sys.stdin); s=s.get("pg_summary", s); sys.exit(0 if sum(d["num"] for d in s["num_pg_by_state"] if d["name"]=="active+clean")==s["num_pgs"] else 1)'; do
+        [ "$(date +%s)" -lt "$deadline" ] || { echo "demo: PGs not clean in 180 s" >&2; ceph -s >&2; exit 1; }
+        sleep 0.5
+    done
+}
+
 say "Starting a cluster: 1 mon, 1 mgr, 8 OSDs in 4 hosts (each 1 hdd + 1 ssd)"
 deploy/minicluster.sh up "$DIR"
 ceph osd tree
@@ -65,6 +73,7 @@ ceph sla status
 
 say "No urgent client: after the dwell the normal pool shares all OSDs"
 wait_mode shared 120
+wait_clean
 ceph sla status
 
 say "An urgent client starts (rados bench on pool 'urgent'): the module isolates"
