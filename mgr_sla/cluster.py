@@ -85,6 +85,19 @@ def pgs_acting_on(pg_stats: Iterable[Mapping[str, Any]], pool_ids: Iterable[int]
     return count
 
 
+def pgs_without(pg_stats: Iterable[Mapping[str, Any]], pool_ids: Iterable[int],
+                osds: frozenset[int]) -> list[str]:
+    """PGs of the pools whose up set holds none of `osds`.
+
+    Normal inclusion checked on the real up sets, pg_upmap entries included:
+    the CRUSH rule guarantees it, but an upmap (the balancer's) may move the
+    one normal replica of a PG onto the urgent class."""
+    wanted = {str(p) for p in pool_ids}
+    return sorted(str(pg["pgid"]) for pg in pg_stats
+                  if str(pg.get("pgid", "")).split(".")[0] in wanted
+                  and not osds & set(pg.get("up", [])))
+
+
 def pgs_not_clean(pg_stats: Iterable[Mapping[str, Any]], pool_ids: Iterable[int]) -> int:
     wanted = {str(p) for p in pool_ids}
     return sum(1 for pg in pg_stats

@@ -26,6 +26,7 @@ from .cluster import (
     pg_bytes_by_seed,
     pgs_acting_on,
     pgs_not_clean,
+    pgs_without,
     pool_misplaced_ratios,
 )
 from .crush_bridge import load_crush_rules
@@ -138,6 +139,7 @@ class Module(MgrModule):
         self._health: dict[str, Any] = {}
         self._pg_status: dict[str, Any] = {}
         self._pg_dump_at = 0.0
+        self._pgs_without_normal: int | None = None
 
     # ---- options -----------------------------------------------------------
     def _opt(self, name: str) -> Any:
@@ -391,6 +393,7 @@ class Module(MgrModule):
         pg_dump = self.get("pg_dump")
         self._pg_dump_at = now
         self._misplaced = pool_misplaced_ratios(pg_dump)
+        self._check_inclusion(state, view, pg_dump.get("pg_stats", []))
         if track is None:
             return
         record = track.record
@@ -425,6 +428,23 @@ class Module(MgrModule):
                            ev_msg=f"SLA switch to {record.to_mode}: {moving} PGs of normal "
                                   f"pools moving", ev_progress=fraction,
                            refs=[("pool", p) for p in normal])
+
+    def _check_inclusion(self, state: ModuleState, view: ClusterView,
+                         pg_stats: list[dict[str, Any]]) -> None:
+        """Warn when a normal-pool PG has no replica on the normal class."""
+        self._health.pop("SLA_NORMAL_INCLUSION", None)
+        normal_osds = view.osds_of_class(str(self._opt("normal_class")))
+        missing = pgs_without(pg_stats, self._normal_pools(state), normal_osds)
+        self._pgs_without_normal = len(missing)
+        if missing:
+            self._health["SLA_NORMAL_INCLUSION"] = {
+                "severity": "warning",
+                "summary": f"{len(missing)} PGs of normal pools have no replica on class "
+                           f"{self._opt('normal_class')}",
+                "count": len(missing),
+                "detail": [f"pg {pgid}: up set has no {self._opt('normal_class')} OSD "
+                           "(a pg_upmap entry? exclude normal pools from the balancer)"
+                           for pgid in missing[:20]]}
 
     def _finish_progress(self, track: SwitchTracking, failed: bool) -> None:
         if failed:
@@ -492,6 +512,7 @@ class Module(MgrModule):
                 "blocked_total": {**dict.fromkeys(GATE_NAMES, 0), **state.blocked_total},
                 "last_switch": last.to_dict() if last else None,
                 "time_to_isolation_secs": self._last_tti,
+                "pgs_without_normal_replica": self._pgs_without_normal,
                 "gates": [g.to_dict() for g in self._gates],
                 "pools": pools,
             }

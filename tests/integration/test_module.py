@@ -75,6 +75,13 @@ def test_no_urgent_load_gives_shared(cluster: Cluster, sla: Objects) -> None:
     wait_for("normal pool on sla_shared", lambda: cluster.pool_rule("normal") == "sla_shared", 30)
     cluster.wait_clean(240)
     sla.write(10, "shared")
+    # normal inclusion on the real up sets (upmaps included), as the module checks it
+    status = wait_for("the inclusion check", lambda: (s := cluster.sla_status())[
+        "pgs_without_normal_replica"] is not None and s, 60)
+    assert status["pgs_without_normal_replica"] == 0
+    hdd = {n["id"] for n in cluster.json("osd", "tree")["nodes"] if n.get("device_class") == "hdd"}
+    for pg in cluster.json("pg", "ls-by-pool", "normal")["pg_stats"]:
+        assert hdd & set(pg["up"]), pg["pgid"]
 
 
 def test_urgent_load_isolates_and_quiet_shares_again(cluster: Cluster, sla: Objects) -> None:

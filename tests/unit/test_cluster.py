@@ -66,3 +66,12 @@ def test_pg_bytes_by_seed():
              {"pgid": "2.1f", "stat_sum": {"num_bytes": 5}},
              {"pgid": "12.0", "stat_sum": {"num_bytes": 7}}]
     assert pg_bytes_by_seed(stats, 2) == {10: 100, 31: 5}
+
+
+def test_pgs_without_a_class_use_the_up_sets():
+    from mgr_sla.cluster import pgs_without
+    stats = [{"pgid": "2.0", "up": [0, 1, 3]}, {"pgid": "2.1", "up": [1, 3, 5]},
+             {"pgid": "3.0", "up": [1, 3, 5]}]
+    hdd = frozenset({0, 2, 4, 6})
+    assert pgs_without(stats, [2], hdd) == ["2.1"]
+    assert pgs_without(stats, [], hdd) == []
