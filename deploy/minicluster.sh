@@ -157,8 +157,8 @@ dead_daemon_check() {
 }
 
 write_conf() {
-    local fsid=$1 mon_port=$2 port_min=$3 port_max=$4 objectstore=$5 release=$6
-    local extra=""
+    local fsid=$1 mon_port=$2 port_min=$3 port_max=$4 objectstore=$5 release=$6 hosts=$7
+    local extra="" pool_size=$(( hosts < 3 ? hosts : 3 ))  # replicas never share a host
     # Tentacle stretches the stats period by itself; the module's reaction
     # time and the tests want the configured period.
     if [ "$release" = tentacle ]; then extra="mgr stats period autotune = false"; fi
@@ -189,15 +189,15 @@ mon data avail warn = 1
 mon data avail crit = 0
 mon warn on pool no redundancy = false
 mon max pg per osd = 1000
-osd pool default size = 3
-osd pool default min size = 2
+osd pool default size = $pool_size
+osd pool default min size = $(( pool_size > 1 ? pool_size - 1 : 1 ))
 osd pool default pg autoscale mode = off
 osd crush chooseleaf type = 1
 osd crush update on start = false
 osd class update on start = false
 osd objectstore = $objectstore
 memstore device bytes = 2147483648
-bluestore block path = $DIR/osd/\$cluster-\$id/block
+bluestore block path = $DIR/osd/\$cluster-\$id.block
 bluestore block create = true
 bluestore block size = 10737418240
 bluestore fsck on mkfs = false
@@ -301,7 +301,7 @@ do_up() {
     trap 'fail_up "interrupted"' INT TERM
     if [ "$release" != pacific ]; then make_root_view "$release"; fi
     printf 'SLA_RELEASE=%s\nSLA_CHROOT=%s\n' "$release" "${IN_ROOT[1]:-}" >"$DIR/cluster.env"
-    write_conf "$fsid" "$mon_port" "$port_min" "$port_max" "$objectstore" "$release"
+    write_conf "$fsid" "$mon_port" "$port_min" "$port_max" "$objectstore" "$release" $((osds / 2))
     if [ "$packaged" -eq 1 ]; then
         sed -i '/^mgr module path = /d' "$DIR/ceph.conf"
     else
