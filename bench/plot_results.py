@@ -1,11 +1,13 @@
 """Plots for docs/benchmarks.md from bench/sla_bench.py's results.json.
 
     python3 bench/plot_results.py [docs/benchmarks/results.json] [docs/benchmarks]
+    python3 bench/plot_results.py --tables [docs/benchmarks/results.json]
 
-Writes urgent-latency.png (the paper's Fig. 3 and 9: urgent op latency as
-normal clients pile on, per mapping), normal-throughput.png (Fig. 10: normal
-ops/s with the urgent client idle) and ssd-speedup.png (Fig. 11: the urgent
-client alone, class-oblivious vs heterogeneity-aware rules). Needs matplotlib.
+Writes urgent-latency.png (the paper's Fig. 3 and 9: the urgent client's p99 op
+latency and turnaround as normal clients pile on, per mapping),
+normal-throughput.png (Fig. 10: normal ops/s with the urgent client idle) and
+ssd-speedup.png (Fig. 11: the urgent client alone, class-oblivious rule vs the
+heterogeneity-aware rules). Needs matplotlib (tox -e integration has it).
 """
 from __future__ import annotations
 
@@ -16,6 +18,14 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 MODES = ("default", "fixed", "adaptive")
+COLORS = {"default": "#7f7f7f", "fixed": "#1f77b4", "adaptive": "#2ca02c"}
+
+
+def series(runs: list[dict[str, Any]], mode: str, active: bool, key: str
+           ) -> tuple[list[int], list[float]]:
+    pts = sorted((r["normal_clients"], r[key]) for r in runs
+                 if r["mode"] == mode and r["urgent_active"] is active)
+    return [n for n, _ in pts], [v for _, v in pts]
 
 
 def plot(results: dict[str, Any], out: Path) -> list[Path]:
@@ -26,39 +36,63 @@ def plot(results: dict[str, Any], out: Path) -> list[Path]:
 
     out.mkdir(parents=True, exist_ok=True)
     runs = results["runs"]
+    emu = results["emulation"]
+    speeds = f"emulated devices: hdd {emu['hdd_device_iops']}, ssd {emu['ssd_device_iops']} IO/s"
     made = []
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for mode in MODES:
-        pts = sorted((r["normal_clients"], r["urgent_p99_ms"]) for r in runs
-                     if r["mode"] == mode and r["urgent_active"])
-        ax.plot([n for n, _ in pts], [v for _, v in pts], "o-", label=f"{mode} p99")
-    ax.set_xlabel("normal clients")
-    ax.set_ylabel("urgent op latency p99 (ms)")
-    ax.set_title("Urgent latency as normal clients pile on")
-    ax.legend()
+        for ax, key in zip(axes, ("urgent_p99_ms", "urgent_turnaround_s")):
+            x, y = series(runs, mode, True, key)
+            ax.plot(x, y, "o-", color=COLORS[mode], label=mode)
+    axes[0].set_ylabel("urgent op latency p99 (ms)")
+    axes[1].set_ylabel("urgent client turnaround (s)")
+    for ax in axes:
+        ax.set_xlabel("normal clients")
+        ax.set_ylim(bottom=0)
+        ax.legend()
+    fig.suptitle(f"Urgent client as normal clients pile on ({speeds})", fontsize=10)
     fig.tight_layout()
     made.append(out / "urgent-latency.png")
     fig.savefig(made[-1], dpi=90)
     plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(6, 4))
-    idle = {r["mode"]: r["normal_ops_per_sec"] for r in runs if not r["urgent_active"]}
-    ax.bar(list(idle), list(idle.values()), color=["#7f7f7f", "#1f77b4", "#2ca02c"])
-    ax.set_ylabel("normal client ops/s")
-    ax.set_title("Normal throughput, urgent client idle")
+    fig, ax = plt.subplots(figsize=(7, 4))
+    counts = sorted({r["normal_clients"] for r in runs if not r["urgent_active"]})
+    width = 0.8 / len(MODES)
+    for i, mode in enumerate(MODES):
+        x, y = series(runs, mode, False, "normal_ops_per_sec")
+        ax.bar([counts.index(n) + (i - 1) * width for n in x], y, width, color=COLORS[mode],
+               label=mode)
+    ax.set_xticks(range(len(counts)), [str(n) for n in counts])
+    ax.set_xlabel("normal clients (urgent client idle)")
+    ax.set_ylabel("normal client ops/s (all clients)")
+    ax.set_title(f"Normal throughput with the urgent client idle\n({speeds})", fontsize=10)
+    ax.legend()
     fig.tight_layout()
     made.append(out / "normal-throughput.png")
     fig.savefig(made[-1], dpi=90)
     plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4))
     solo = {r["mode"]: r for r in runs if r["urgent_active"] and r["normal_clients"] == 0}
     names = [m for m in MODES if m in solo]
-    ax.bar([f"{m}\np50" for m in names], [solo[m]["urgent_p50_ms"] for m in names])
-    ax.bar([f"{m}\np99" for m in names], [solo[m]["urgent_p99_ms"] for m in names])
-    ax.set_ylabel("urgent op latency (ms)")
-    ax.set_title("Urgent client alone: class-oblivious vs SSD rules")
+    labels = {"default": "default\n(all OSDs)", "fixed": "fixed\n(ssd only)",
+              "adaptive": "adaptive\n(ssd only)"}
+    for ax, keys, unit in ((axes[0], ("urgent_p50_ms", "urgent_p99_ms"), "op latency (ms)"),
+                           (axes[1], ("urgent_turnaround_s",), "turnaround (s)")):
+        width = 0.8 / len(keys)
+        for j, key in enumerate(keys):
+            ax.bar([i + (j - (len(keys) - 1) / 2) * width for i in range(len(names))],
+                   [solo[m][key] for m in names], width,
+                   label=key.split("_")[1] if len(keys) > 1 else None,
+                   color=[COLORS[m] for m in names], alpha=1.0 if j else 0.6)
+        ax.set_xticks(range(len(names)), [labels[m] for m in names])
+        ax.set_ylabel(f"urgent {unit}")
+        if len(keys) > 1:
+            ax.legend()
+    fig.suptitle(f"Urgent client alone: class-oblivious vs SSD-only rules ({speeds})",
+                 fontsize=10)
     fig.tight_layout()
     made.append(out / "ssd-speedup.png")
     fig.savefig(made[-1], dpi=90)
@@ -66,8 +100,54 @@ def plot(results: dict[str, Any], out: Path) -> list[Path]:
     return made
 
 
+def tables(results: dict[str, Any]) -> str:
+    """The results as the Markdown tables of docs/benchmarks.md."""
+    runs = results["runs"]
+    lines = ["| mapping | normal clients | urgent p50 ms | urgent p99 ms | urgent turnaround s "
+             "| normal ops/s | CPU busy % | hdd / ssd device use |", "|---" * 8 + "|"]
+    for mode in MODES:
+        for r in sorted((r for r in runs if r["mode"] == mode and r["urgent_active"]),
+                        key=lambda r: r["normal_clients"]):
+            lines.append(
+                f"| {mode} | {r['normal_clients']} | {r['urgent_p50_ms']} | {r['urgent_p99_ms']} "
+                f"| {r['urgent_turnaround_s']} | {r['normal_ops_per_sec']} "
+                f"| {r.get('cpu_busy_percent', '')} | {use(r)} |")
+    lines += ["", "| mapping | normal clients (urgent idle) | normal ops/s | CPU busy % "
+              "| hdd / ssd device use |", "|---|---|---|---|---|"]
+    for mode in MODES:
+        for r in sorted((r for r in runs if r["mode"] == mode and not r["urgent_active"]),
+                        key=lambda r: r["normal_clients"]):
+            lines.append(f"| {mode} | {r['normal_clients']} | {r['normal_ops_per_sec']} "
+                         f"| {r.get('cpu_busy_percent', '')} | {use(r)} |")
+    lines += ["", "| switch | normal clients | reaction s | time to isolation s | settled s "
+              "| PGs / replicas moved | MB moved | backfill bytes per client byte "
+              "| urgent p50 / p99 ms during |", "|---|---|---|---|---|---|---|---|---|"]
+    for sw in results["switches"]:
+        during = (f"{sw['urgent_p50_ms_during_switch']} / {sw['urgent_p99_ms_during_switch']}"
+                  if "urgent_p99_ms_during_switch" in sw else "-")
+        lines.append(
+            f"| to {sw['to']} | {sw['normal_clients']} | {sw['reaction_secs']} "
+            f"| {sw['time_to_isolation_secs'] if sw['time_to_isolation_secs'] else '-'} "
+            f"| {sw['settled_secs']} | {sw['pgs_moved'] or '-'} / {sw['replicas_moved'] or '-'} "
+            f"| {sw['bytes_moved'] / 1e6:.1f} | {sw['backfill_bytes_per_client_byte']} "
+            f"| {during} |")
+    return "\n".join(lines) + "\n"
+
+
+def use(run: dict[str, Any]) -> str:
+    if "hdd_device_use" not in run:
+        return ""
+    return (f"{run['hdd_device_use']:.0%} (max {run['hdd_device_use_max']:.0%}) / "
+            f"{run['ssd_device_use']:.0%} (max {run['ssd_device_use_max']:.0%})")
+
+
 if __name__ == "__main__":
-    src = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs/benchmarks/results.json"
-    dst = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT / "docs/benchmarks"
-    for path in plot(json.loads(src.read_text()), dst):
-        print(path)
+    args = [a for a in sys.argv[1:] if a != "--tables"]
+    src = Path(args[0]) if args else ROOT / "docs/benchmarks/results.json"
+    results = json.loads(src.read_text())
+    if "--tables" in sys.argv:
+        print(tables(results), end="")
+    else:
+        dst = Path(args[1]) if len(args) > 1 else ROOT / "docs/benchmarks"
+        for path in plot(results, dst):
+            print(path)

@@ -2,13 +2,16 @@
 
 Usage: python3 bench/policy_sim.py [--osds 1200] [--seed 1] [--days 1]
                                    [--out docs/policy-simulation.json]
+                                   [--calibration docs/benchmarks/results.json]
 
 The CRUSH map is synthetic (hosts of 10 hdd + 2 ssd OSDs by default), the SLA
 rules and weight sets come from crush_rules.generate, and the PG mappings of
 the normal pool (both rules) and the urgent pool from osdmaptool (cached).
 Urgent demand follows a daily cycle with Poisson bursts; the module's own
 decide() and gates drive the normal pool's mode; devices are M/M/1 queues with
-the calibrated service rates.  See docs/policy-simulation.md for the model.
+the service rates measured by bench/sla_bench.py's calibration (the client
+write ops/s of one device-capped OSD per class, read from --calibration) unless
+--hdd-ops/--ssd-ops are given.  See docs/policy-simulation.md for the model.
 Prints a Markdown table and writes the full results as JSON.
 """
 
@@ -24,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from bench.sim import demand as D  # noqa: E402
 from bench.sim import mapping  # noqa: E402
@@ -33,6 +37,12 @@ from crush_rules.tools import Tools  # noqa: E402
 
 THRESHOLD_FRACTIONS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2)  # of the urgent client capacity
 DWELLS = (60.0, 300.0, 900.0, 1800.0, 3600.0, 7200.0)
+CALIBRATION = ROOT / "docs" / "benchmarks" / "results.json"
+RATE_KEY = ("emulation", "calibration", "{cls}", "capped", "client_write_ops_per_sec")
+
+
+class ConfigError(Exception):
+    """A one-line reason the simulation cannot start."""
 
 
 def round2(value: float) -> float:
@@ -41,6 +51,67 @@ def round2(value: float) -> float:
         return 0.0
     digits = 1 - int(math.floor(math.log10(value)))
     return float(round(value, digits))
+
+
+def rates_from_calibration(results: dict[str, Any]) -> tuple[float, float]:
+    """(hdd, ssd) client write ops/s per OSD from bench/sla_bench.py's results.
+
+    Reads ``emulation.calibration.{hdd,ssd}.capped.client_write_ops_per_sec``;
+    raises ValueError naming the key that is missing or not a positive number.
+    """
+    rates = []
+    for cls in ("hdd", "ssd"):
+        node: Any = results
+        path = [key.format(cls=cls) for key in RATE_KEY]
+        for depth, key in enumerate(path):
+            if not isinstance(node, dict) or key not in node:
+                raise ValueError(f"no {'.'.join(path[:depth + 1])} in the calibration")
+            node = node[key]
+        if isinstance(node, bool) or not isinstance(node, (int, float)) or not node > 0:
+            raise ValueError(f"{'.'.join(path)} is {node!r}, not a positive number")
+        rates.append(float(node))
+    return rates[0], rates[1]
+
+
+def repo_relative(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
+
+
+def device_rates(hdd_ops: float | None, ssd_ops: float | None,
+                 calibration: Path) -> tuple[float, float, dict[str, Any]]:
+    """The service rates and where they came from: explicit flags win, the rest
+    come from the calibration file (which must then exist)."""
+    if hdd_ops is not None and ssd_ops is not None:
+        return hdd_ops, ssd_ops, {"hdd_ops": "--hdd-ops", "ssd_ops": "--ssd-ops"}
+    name = repo_relative(calibration)
+    if not calibration.is_file():
+        raise ConfigError(f"{name} not found: pass --hdd-ops and --ssd-ops, "
+                          "or run python3 bench/sla_bench.py to measure them")
+    try:
+        results = json.loads(calibration.read_text())
+        if not isinstance(results, dict):
+            raise ValueError("not a JSON object")
+        hdd, ssd = rates_from_calibration(results)
+    except (OSError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
+        raise ConfigError(f"{name}: {exc}; pass --hdd-ops and --ssd-ops, "
+                          "or run python3 bench/sla_bench.py") from None
+    cal = results["emulation"]["calibration"]
+    key = ".".join(RATE_KEY)
+    source: dict[str, Any] = {
+        "calibration": name,
+        "hdd_ops": "--hdd-ops" if hdd_ops is not None else key.format(cls="hdd"),
+        "ssd_ops": "--ssd-ops" if ssd_ops is not None else key.format(cls="ssd"),
+        "calibrated": {"hdd_client_write_ops_per_sec": hdd,
+                       "ssd_client_write_ops_per_sec": ssd,
+                       "hdd_device_iops_cap": cal["hdd"].get("device_iops_cap"),
+                       "ssd_device_iops_cap": cal["ssd"].get("device_iops_cap")},
+    }
+    plan = results.get("plan")
+    source["quick_run"] = plan.get("quick") if isinstance(plan, dict) else None
+    return (hdd if hdd_ops is None else hdd_ops, ssd if ssd_ops is None else ssd_ops, source)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -57,8 +128,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--cache-dir", type=Path, default=mapping.default_cache_dir())
     p.add_argument("--no-cache", action="store_true")
     g = p.add_argument_group("devices")
-    g.add_argument("--hdd-ops", type=float, default=113.0)
-    g.add_argument("--ssd-ops", type=float, default=447.0)
+    g.add_argument("--calibration", type=Path, default=CALIBRATION,
+                   help="bench/sla_bench.py results with the measured device rates "
+                        "(default: %(default)s)")
+    g.add_argument("--hdd-ops", type=float,
+                   help="hdd OSD service rate, ops/s (default: the calibration's hdd "
+                        "client write ops/s)")
+    g.add_argument("--ssd-ops", type=float,
+                   help="ssd OSD service rate, ops/s (default: the calibration's ssd "
+                        "client write ops/s)")
     g.add_argument("--normal-rho", type=float, default=0.9,
                    help="utilization saturating normal clients drive their busiest OSD to")
     g.add_argument("--read-fraction", type=float, default=0.0,
@@ -130,6 +208,12 @@ def table_rows(results: list[M.Result], fixed_normal: float) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    try:
+        hdd_ops, ssd_ops, rate_source = device_rates(args.hdd_ops, args.ssd_ops,
+                                                     args.calibration)
+    except ConfigError as exc:
+        print(f"policy_sim: {exc}", file=sys.stderr)
+        return 2
     started = time.monotonic()
     tools = Tools()
     tools.check_available()
@@ -137,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     maps = mapping.build(spec, tools, None if args.no_cache else args.cache_dir)
     mapped_at = time.monotonic()
 
-    devices = M.Devices(args.hdd_ops, args.ssd_ops, normal_target_rho=args.normal_rho)
+    devices = M.Devices(hdd_ops, ssd_ops, normal_target_rho=args.normal_rho)
     write = 1.0 - args.read_fraction
     n = spec.osds
     mu = devices.rates(maps.device_class)
@@ -225,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
         },
         "devices": {"hdd_ops": devices.hdd_ops, "ssd_ops": devices.ssd_ops,
                     "rho_cap": devices.rho_cap, "normal_target_rho": devices.normal_target_rho,
-                    "read_fraction": args.read_fraction},
+                    "read_fraction": args.read_fraction, "source": rate_source},
         "workload": {
             "urgent_capacity_iops": round(urgent_capacity, 1),
             "night_util": workload.night_util, "day_util": workload.day_util,
@@ -256,6 +340,10 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"map: {n} OSDs, {spec.hosts} hosts of {spec.hdd_per_host} hdd + "
           f"{spec.ssd_per_host} ssd; normal pool {spec.normal_pgs} PGs, urgent {spec.urgent_pgs}")
+    origin = rate_source.get("calibration", "flags")
+    print(f"devices: hdd {devices.hdd_ops:g}, ssd {devices.ssd_ops:g} ops/s per OSD "
+          f"(hdd from {'--hdd-ops' if args.hdd_ops is not None else origin}, "
+          f"ssd from {'--ssd-ops' if args.ssd_ops is not None else origin})")
     print(f"switch: {stats.replicas_moved} replicas ({switch.bytes_per_switch / M.TB:.1f} TB), "
           f"{switch.full_switch_secs / 3600:.2f} h at {args.backfill_mbps:g} MB/s per OSD; "
           f"urgent capacity {urgent_capacity:.0f} IOPS; urgent mean {counted.mean():.0f}, "

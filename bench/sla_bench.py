@@ -1,283 +1,573 @@
 """SLA benchmark on a real cluster with emulated HDD/SSD speeds.
 
-    python3 bench/sla_bench.py [--quick] [--out docs/benchmarks/results.json] [--plots DIR]
+    python3 bench/sla_bench.py [--quick] [--out docs/benchmarks/results.json]
+                               [--hdd-iops 150] [--ssd-iops 600]
 
-Starts its own mini cluster (8 memstore OSDs, 4 hosts of 1 hdd + 1 ssd),
-makes the hdd-class OSDs slow on purpose (injected dispatch delay, no CPU
-spent: CEPH-FACTS.md), calibrates, then runs side by side on that cluster:
+Starts its own mini cluster (8 BlueStore OSDs, 4 hosts of 1 hdd + 1 ssd), caps
+every OSD's device I/Os per second by its class (bench/emulation.py), checks the
+caps with a calibration run, then runs side by side on that cluster:
 
 - default:  both pools on Ceph's replicated_rule (all OSDs, class-oblivious)
 - fixed:    urgent pool on sla_isolated_urgent, normal on sla_isolated_normal
 - adaptive: the sla module in auto mode (isolated while urgent is active)
 
-Each client writes then reads back its objects with fio's rados engine
-(the paper's micro-benchmark); the urgent client does a fixed amount of work
-(turnaround), normal clients run for the whole measurement. Figures: urgent
-p50/p99 op latency and turnaround against the number of normal clients, and
-normal ops/s with the urgent client idle.
+The urgent client writes then reads back its objects with fio's rados engine
+(the paper's micro-benchmark: turnaround and every op's latency) while 0..16
+normal clients keep a 50/50 read/write load on the normal pool. Normal ops/s is
+also measured with the urgent client idle. In adaptive mode the switches are
+driven by real load and reported: reaction, time to isolation, replicas and
+bytes moved, backfill bytes per client byte. Plots: bench/plot_results.py.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from integration.cephcluster import Bench, Cluster, wait_for  # noqa: E402
+from integration.cephcluster import Cluster, wait_for  # noqa: E402
 
-HDD_DELAY_MS = 12.0
-SSD_DELAY_MS = 3.0
+from bench.emulation import BlkioThrottle, DeviceSpeeds, EmulationError  # noqa: E402
+
+# Reads must reach the throttled device, not BlueStore's buffer cache.
+OSD_CONF = "bluestore default buffered read = false\n"
+MODES = ("default", "fixed", "adaptive")
+RULES = {
+    "default": {"urgent": "replicated_rule", "normal": "replicated_rule"},
+    "fixed": {"urgent": "sla_isolated_urgent", "normal": "sla_isolated_normal"},
+    "adaptive": {"urgent": "sla_isolated_urgent", "normal": "sla_isolated_normal"},
+}
+# The module in the benchmark: quick to react, short dwell (the defaults are for
+# production: docs/policy-simulation.md).
+MODULE_CONFIG = {"min_dwell_secs": "20", "interval_secs": "1", "rate_window_secs": "3"}
+THRESHOLD = ("30", "10")  # urgent ops/s: isolate above 30, share below 10
 
 
 @dataclass(frozen=True)
 class Plan:
-    normal_clients: tuple[int, ...]
+    urgent_n: tuple[int, ...]  # normal clients beside the urgent client
+    idle_n: tuple[int, ...]  # normal clients measured with the urgent client idle
     urgent_mb: int  # the urgent client's work: write then read back this much
-    normal_secs: int  # normal throughput measurement with urgent idle
+    normal_secs: int  # each idle throughput measurement
+    calibration_secs: int
+    back_to_shared: bool  # adaptive: also measure the switch back to shared
     block_kb: int = 16
+    pg_num: int = 64
 
 
-FULL = Plan((0, 1, 2, 4, 8, 16), urgent_mb=8, normal_secs=20)
-QUICK = Plan((0, 4), urgent_mb=2, normal_secs=8)
+FULL = Plan((0, 1, 2, 4, 8, 16), (1, 4, 16), urgent_mb=8, normal_secs=20,
+            calibration_secs=10, back_to_shared=True)
+QUICK = Plan((0, 4), (4,), urgent_mb=2, normal_secs=8, calibration_secs=5,
+             back_to_shared=False)
 
 
-def fio_args(cluster: Cluster, name: str, pool: str, block_kb: int) -> list[str]:
-    return ["fio", "--output-format=json", f"--name={name}", "--ioengine=rados",
-            f"--conf={cluster.conf}", "--clientname=admin", f"--pool={pool}",
-            f"--bs={block_kb}k", "--iodepth=2", "--nrfiles=8"]
+# -- pure helpers (unit-tested) ------------------------------------------------
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100) of a non-empty sequence."""
+    if not values:
+        raise ValueError("percentile of no values")
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * q // 100))  # ceil(n * q / 100), at least 1
+    return float(ordered[int(rank) - 1])
 
 
-def run_fio(args: list[str], timeout: float) -> dict[str, Any]:
-    out = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
-    if out.returncode != 0:
-        raise RuntimeError(f"fio failed: {out.stderr.strip()[:400]}")
-    return json.loads(out.stdout[out.stdout.index("{"):])  # type: ignore[no-any-return]
+def read_lat_log(lines: Iterable[str]) -> list[float]:
+    """Per-op latencies in ms from a fio latency log (time, nsec, dir, bs, ...)."""
+    out = []
+    for line in lines:
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) >= 2 and fields[1].isdigit():
+            out.append(int(fields[1]) / 1e6)
+    return out
 
 
-def urgent_client(cluster: Cluster, plan: Plan) -> dict[str, float]:
-    """Write then read back plan.urgent_mb: turnaround and op latencies."""
-    common = fio_args(cluster, "urgent", "urgent", plan.block_kb) + [f"--size={plan.urgent_mb}M"]
-    started = time.monotonic()
-    wrote = run_fio(common + ["--rw=write"], 600)
-    read = run_fio(common + ["--rw=read"], 600)
-    turnaround = time.monotonic() - started
-    lat: list[float] = []
-    for result, kind in ((wrote, "write"), (read, "read")):
-        job = result["jobs"][0][kind]
-        pct = job["clat_ns"].get("percentile", {})
-        lat.append((pct.get("50.000000", 0.0), pct.get("99.000000", 0.0), job["total_ios"]))
-    # op-weighted p50, worst p99 of the two phases (writes dominate both)
-    ios = sum(n for _, _, n in lat) or 1
-    return {
-        "urgent_turnaround_s": round(turnaround, 2),
-        "urgent_p50_ms": round(sum(p50 * n for p50, _, n in lat) / ios / 1e6, 2),
-        "urgent_p99_ms": round(max(p99 for _, p99, _ in lat) / 1e6, 2),
-    }
+def fio_ops_per_sec(report: dict[str, Any]) -> float:
+    """Completed ops per second over all jobs of one fio JSON report."""
+    total = 0.0
+    for job in report["jobs"]:
+        secs = max(job["job_runtime"] / 1000.0, 1e-3)
+        total += (job["read"]["total_ios"] + job["write"]["total_ios"]) / secs
+    return total
+
+
+def fio_json(stdout: str) -> dict[str, Any]:
+    """fio's JSON report; fio may print notices before it."""
+    start = stdout.find("{")
+    if start < 0:
+        raise RuntimeError(f"fio printed no report: {stdout.strip()[:300]!r}")
+    return json.loads(stdout[start:])
+
+
+def rados_bench_ops(summary: str) -> float:
+    """Writes per second from `rados bench`'s closing summary (its JSON is not valid)."""
+    fields = dict(line.split(":", 1) for line in summary.splitlines() if ":" in line)
+    try:
+        return float(fields["Total writes made"]) / float(fields["Total time run"])
+    except (KeyError, ValueError, ZeroDivisionError):
+        raise RuntimeError(f"no rados bench summary in: {summary.strip()[-300:]!r}") from None
+
+
+def targets(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The issue's targets from the runs: urgent p99 growth and the idle speedup."""
+    out: dict[str, Any] = {}
+    for mode in MODES:
+        active = {r["normal_clients"]: r for r in runs
+                  if r["mode"] == mode and r["urgent_active"]}
+        if 0 in active and len(active) > 1:
+            most = max(active)
+            out[f"{mode}_urgent_p99_growth"] = {
+                "normal_clients": most,
+                "ratio": round(active[most]["urgent_p99_ms"] / active[0]["urgent_p99_ms"], 2),
+                "target": "<= 1.2" if mode != "default" else ">= 2 (degrades)"}
+    idle = {(r["mode"], r["normal_clients"]): r["normal_ops_per_sec"] for r in runs
+            if not r["urgent_active"]}
+    common = sorted({n for (m, n) in idle if m == "fixed"} & {n for (m, n) in idle
+                                                              if m == "adaptive"})
+    if common:
+        n = common[-1]
+        out["adaptive_over_fixed_idle"] = {
+            "normal_clients": n, "target": ">= 1.5",
+            "ratio": round(idle[("adaptive", n)] / max(idle[("fixed", n)], 1e-9), 2)}
+    return out
+
+
+def cpu_times() -> tuple[int, int]:
+    """(total, idle + iowait) jiffies of the machine."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    return sum(fields), fields[3] + fields[4]
+
+
+def busy_percent(before: tuple[int, int], after: tuple[int, int]) -> float:
+    total, idle = after[0] - before[0], after[1] - before[1]
+    return round(100.0 * (1 - idle / max(total, 1)), 1)
+
+
+# -- clients ------------------------------------------------------------------
+
+def fio_base(cluster: Cluster, pool: str, plan: Plan) -> list[str]:
+    return ["fio", "--output-format=json", "--ioengine=rados", f"--conf={cluster.conf}",
+            "--clientname=admin", f"--pool={pool}", f"--bs={plan.block_kb}k", "--iodepth=2"]
+
+
+class UrgentClient:
+    """Write then read back plan.urgent_mb on the urgent pool (one fio, two jobs)."""
+
+    def __init__(self, cluster: Cluster, plan: Plan, workdir: Path) -> None:
+        self.log = workdir / f"urgent-{time.monotonic_ns()}"
+        args = fio_base(cluster, "urgent", plan) + [
+            "--nrfiles=8", f"--size={plan.urgent_mb}M", "--filename_format=urgent.$filenum",
+            f"--write_lat_log={self.log}", "--log_avg_msec=0",
+            "--name=write", "--rw=write", "--name=read", "--rw=read", "--stonewall"]
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+
+    def result(self, timeout: float = 900) -> dict[str, Any]:
+        out, err = self.proc.communicate(timeout=timeout)
+        turnaround = time.monotonic() - self.started
+        if self.proc.returncode != 0:
+            raise RuntimeError(f"urgent fio failed ({self.proc.returncode}): {err.strip()[:400]}")
+        fio_json(out)  # a report, or a clear error
+        lat: list[float] = []
+        for f in sorted(self.log.parent.glob(f"{self.log.name}_lat.*.log")):
+            lat += read_lat_log(f.read_text().splitlines())
+            f.unlink()
+        for f in self.log.parent.glob(f"{self.log.name}_*.log"):
+            f.unlink()
+        if not lat:
+            raise RuntimeError("the urgent client logged no op latencies")
+        return {"urgent_turnaround_s": round(turnaround, 2), "urgent_ops": len(lat),
+                "urgent_p50_ms": round(percentile(lat, 50), 2),
+                "urgent_p99_ms": round(percentile(lat, 99), 2)}
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            self.proc.communicate(timeout=60)
 
 
 class NormalClients:
-    """n fio processes on the normal pool, time based, stopped by PID."""
+    """n fio processes, 50/50 random read/write on 4 MB each of the normal pool."""
 
-    def __init__(self, cluster: Cluster, n: int, plan: Plan, secs: int) -> None:
+    def __init__(self, cluster: Cluster, n: int, plan: Plan, secs: int = 3600) -> None:
         self.procs = [subprocess.Popen(
-            fio_args(cluster, f"normal{i}", "normal", plan.block_kb)
-            + ["--size=4M", "--rw=randrw", "--rwmixread=50", "--time_based",
-               f"--runtime={secs}"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-            for i in range(n)]
+            fio_base(cluster, "normal", plan) + [
+                f"--name=normal{i}", "--nrfiles=8", "--size=4M", "--rw=randrw",
+                "--rwmixread=50", "--time_based", f"--runtime={secs}"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(n)]
 
-    def ops_per_sec(self) -> float:
+    def ops_per_sec(self, stop: bool = True, timeout: float = 900) -> float:
+        """Total ops/s; with stop, ends the clients now (SIGINT: fio still reports)."""
         total = 0.0
         for p in self.procs:
-            out, _ = p.communicate(timeout=900)
-            result = json.loads(out[out.index("{"):])
-            for job in result["jobs"]:
-                secs = max(job["job_runtime"] / 1000.0, 1e-3)
-                total += (job["read"]["total_ios"] + job["write"]["total_ios"]) / secs
+            interrupted = stop and p.poll() is None
+            if interrupted:
+                p.send_signal(signal.SIGINT)
+            out, err = p.communicate(timeout=timeout)
+            # interrupted, fio exits non-zero (128 here) after writing its report
+            if p.returncode != 0 and not interrupted:
+                raise RuntimeError(f"normal fio failed ({p.returncode}): {err.strip()[:400]}")
+            total += fio_ops_per_sec(fio_json(out))
         return round(total, 1)
 
     def stop(self) -> None:
         for p in self.procs:
             if p.poll() is None:
-                p.terminate()
-                p.wait(30)
-
-
-def emulate_devices(cluster: Cluster) -> dict[str, Any]:
-    classes = {d["id"]: d["class"] for d in cluster.json("osd", "crush", "dump")["devices"]}
-    for osd, cls in classes.items():
-        delay = HDD_DELAY_MS if cls == "hdd" else SSD_DELAY_MS
-        cluster.ceph("config", "set", f"osd.{osd}", "osd_debug_inject_dispatch_delay_probability",
-                     "1")
-        cluster.ceph("config", "set", f"osd.{osd}", "osd_debug_inject_dispatch_delay_duration",
-                     str(delay / 1000.0))
-    return {"mechanism": "osd_debug_inject_dispatch_delay (probability 1)",
-            "hdd_delay_ms": HDD_DELAY_MS, "ssd_delay_ms": SSD_DELAY_MS}
-
-
-def cpu_busy(during: Any) -> tuple[Any, float]:
-    """Run `during()`; return its result and the machine's CPU busy percent meanwhile."""
-    def read() -> tuple[int, int]:
-        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
-        return sum(fields), fields[3] + fields[4]
-    t0, i0 = read()
-    result = during()
-    t1, i1 = read()
-    return result, round(100.0 * (1 - (i1 - i0) / max(t1 - t0, 1)), 1)
-
-
-def calibrate(cluster: Cluster) -> dict[str, Any]:
-    """One class at a time: a size-1 pool on that class, saturated with rados bench."""
-    out: dict[str, Any] = {}
-    for cls, rule in (("hdd", "sla_isolated_normal"), ("ssd", "sla_isolated_urgent")):
-        pool = f"cal-{cls}"
-        cluster.create_pool(pool, 16, size=1)
-        cluster.ceph("osd", "pool", "set", pool, "crush_rule", rule)
-        cluster.wait_clean(120)
-
-        def bench(pool: str = pool) -> float:
-            p = subprocess.run(["rados", "-c", cluster.conf, "-p", pool, "bench", "8", "write",
-                                "-b", "4096", "-t", "32", "--format", "json"],
-                               capture_output=True, text=True, timeout=120, check=True)
-            return float(json.loads(p.stdout[p.stdout.index("{"):])["bandwidth"]) * 1024 * 1024 \
-                / 4096
-
-        ops, busy = cpu_busy(bench)
-        out[cls] = {"ops_per_sec_class": round(ops, 1), "ops_per_sec_per_osd": round(ops / 4, 1),
-                    "cpu_busy_percent": busy}
-        cluster.ceph("osd", "pool", "rm", pool, pool, "--yes-i-really-really-mean-it")
-    out["ssd_to_hdd_ratio"] = round(out["ssd"]["ops_per_sec_class"] /
-                                    out["hdd"]["ops_per_sec_class"], 2)
-    return out
-
-
-def set_mode(cluster: Cluster, mode: str) -> None:
-    """Put the pools where `mode` wants them and wait until the data is there."""
-    status = cluster.sla_status()
-    for pool in ("urgent", "normal"):
-        if any(p["name"] == pool for p in status["pools"]):
-            cluster.ceph("sla", "pool", "rm", pool)
-    if mode == "default":
-        rules = {"urgent": "replicated_rule", "normal": "replicated_rule"}
-    else:
-        rules = {"urgent": "sla_isolated_urgent", "normal": "sla_isolated_normal"}
-    for pool, rule in rules.items():
-        cluster.ceph("osd", "pool", "set", pool, "crush_rule", rule)
-    if mode == "adaptive":
-        cluster.ceph("sla", "pool", "set", "urgent", "urgent", timeout=300)
-        cluster.ceph("sla", "pool", "set", "normal", "normal", timeout=300)
-    cluster.wait_clean(600)
-
-
-def adaptive_isolated(cluster: Cluster) -> dict[str, Any] | None:
-    """Make the module isolate with a short urgent burst; return the switch record."""
-    if cluster.sla_status()["mode"] == "isolated":
-        return None
-    bench = Bench(cluster, "urgent", secs=60)
-    try:
-        wait_for("isolated", lambda: cluster.sla_status()["mode"] == "isolated", 120)
-        reaction = time.monotonic() - bench.started
-        record = wait_for("time to isolation", lambda: (h := cluster.json("sla", "history")[0])
-                          ["time_to_isolation_secs"] is not None and h, 600)
-    finally:
-        bench.stop()
-    cluster.wait_clean(600)
-    return {**record, "reaction_secs": round(reaction, 2)}
-
-
-def adaptive_shared(cluster: Cluster) -> None:
-    wait_for("shared", lambda: cluster.sla_status()["mode"] == "shared", 600)
-    cluster.wait_clean(600)
-
-
-def pool_counters(cluster: Cluster, pool: str) -> tuple[int, int]:
-    """(bytes written by clients, bytes written by recovery/backfill) so far."""
-    stats = {int(e["poolid"]): e["stat_sum"] for e in cluster.json("pg", "dump", "pools")}
-    pool_id = next(int(p["pool_id"]) for p in cluster.json("osd", "pool", "ls", "detail")
-                   if p["pool_name"] == pool)
-    s = stats.get(pool_id, {})
-    return int(s.get("num_write_kb", 0)) * 1024, int(s.get("num_bytes_recovered", 0))
-
-
-def measure(cluster: Cluster, plan: Plan) -> dict[str, Any]:
-    runs: list[dict[str, Any]] = []
-    switches: list[dict[str, Any]] = []
-    cluster.ceph("config", "set", "mgr", "mgr/sla/min_dwell_secs", "20")
-    cluster.ceph("config", "set", "mgr", "mgr/sla/interval_secs", "1")
-    cluster.ceph("config", "set", "mgr", "mgr/sla/rate_window_secs", "3")
-    cluster.ceph("sla", "set-threshold", "30", "10")
-    for mode in ("default", "fixed", "adaptive"):
-        set_mode(cluster, mode)
-        for n in plan.normal_clients:
-            if mode == "adaptive":
-                w0, r0 = pool_counters(cluster, "normal")
-                record = adaptive_isolated(cluster)
-                if record is not None:
-                    w1, r1 = pool_counters(cluster, "normal")
-                    record["backfill_bytes_per_client_byte"] = round((r1 - r0) / max(w1 - w0, 1), 3)
-                    switches.append(record)
-            normals = NormalClients(cluster, n, plan, secs=3600)
+                p.send_signal(signal.SIGINT)
+        for p in self.procs:
             try:
-                if n:
-                    time.sleep(3)  # let the normal clients reach steady state first
-                result = urgent_client(cluster, plan)
+                p.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate(timeout=10)
+
+
+# -- the cluster --------------------------------------------------------------
+
+class Bench:
+    def __init__(self, cluster: Cluster, throttle: BlkioThrottle, speeds: DeviceSpeeds,
+                 plan: Plan, workdir: Path) -> None:
+        self.cluster, self.throttle, self.speeds = cluster, throttle, speeds
+        self.plan, self.workdir = plan, workdir
+        self.classes = {d["id"]: d["class"]
+                        for d in cluster.json("osd", "crush", "dump")["devices"]}
+        self.pids = cluster.pids()
+
+    def emulate(self) -> None:
+        for osd, cls in self.classes.items():
+            self.throttle.limit(f"osd.{osd}", self.pids[f"osd.{osd}"], self.speeds.iops(cls))
+
+    def rados_bench(self, pool: str, secs: int) -> float:
+        p = subprocess.run(["rados", "-c", self.cluster.conf, "-p", pool, "bench", str(secs),
+                            "write", "-b", "4096", "-t", "16", "--no-cleanup",
+                            "--run-name", f"cal{time.monotonic_ns()}"],
+                           capture_output=True, text=True, timeout=secs + 120)
+        if p.returncode != 0:
+            raise RuntimeError(f"rados bench failed: {p.stderr.strip()[:400]}")
+        return rados_bench_ops(p.stdout)
+
+    def calibrate(self) -> dict[str, Any]:
+        """One OSD per class (a size-1 pool of one PG): capped, then uncapped."""
+        out: dict[str, Any] = {}
+        for cls, rule in (("hdd", "sla_isolated_normal"), ("ssd", "sla_isolated_urgent")):
+            pool = f"cal-{cls}"
+            self.cluster.create_pool(pool, 1, size=1)
+            self.cluster.ceph("osd", "pool", "set", pool, "crush_rule", rule)
+            self.cluster.wait_clean(120)
+            pool_id = next(int(p["pool_id"]) for p in self.cluster.json(
+                "osd", "pool", "ls", "detail") if p["pool_name"] == pool)
+            osd = int(self.cluster.json("pg", "map", f"{pool_id}.0")["up"][0])
+            name = f"osd.{osd}"
+            row: dict[str, Any] = {"osd": osd, "device_iops_cap": self.speeds.iops(cls)}
+            for label, cap in (("capped", self.speeds.iops(cls)), ("uncapped", 0)):
+                self.throttle.limit(name, self.pids[name], cap)
+                io0, cpu0, t0 = self.throttle.serviced(name), cpu_times(), time.monotonic()
+                ops = self.rados_bench(pool, self.plan.calibration_secs)
+                secs = time.monotonic() - t0
+                row[label] = {"client_write_ops_per_sec": round(ops, 1),
+                              "device_iops": round((self.throttle.serviced(name) - io0) / secs, 1),
+                              "cpu_busy_percent": busy_percent(cpu0, cpu_times())}
+            self.throttle.limit(name, self.pids[name], self.speeds.iops(cls))
+            out[cls] = row
+            self.cluster.ceph("osd", "pool", "rm", pool, pool, "--yes-i-really-really-mean-it")
+        out["ssd_over_hdd_client_writes"] = round(
+            out["ssd"]["capped"]["client_write_ops_per_sec"]
+            / out["hdd"]["capped"]["client_write_ops_per_sec"], 2)
+        return out
+
+    # pools and modes
+
+    def pool_id(self, name: str) -> int | None:
+        return next((int(p["pool_id"]) for p in self.cluster.json("osd", "pool", "ls", "detail")
+                     if p["pool_name"] == name), None)
+
+    def fresh_pools(self, mode: str) -> None:
+        """Empty urgent and normal pools on the rules of `mode` (roles for adaptive)."""
+        c = self.cluster
+        for pool in ("urgent", "normal"):
+            if c.ceph_raw("sla", "pool", "rm", pool).returncode not in (0, 2):
+                raise RuntimeError(f"sla pool rm {pool} failed")
+            if self.pool_id(pool) is not None:
+                c.ceph("osd", "pool", "rm", pool, pool, "--yes-i-really-really-mean-it")
+        for pool, rule in RULES[mode].items():
+            c.create_pool(pool, self.plan.pg_num)
+            c.ceph("osd", "pool", "set", pool, "crush_rule", rule)
+        if mode == "adaptive":
+            # start isolated, as after `ceph mgr module enable sla`; adaptive() unpins
+            c.ceph("sla", "mode", "isolated")
+            c.ceph("sla", "pool", "set", "urgent", "urgent", timeout=300)
+            c.ceph("sla", "pool", "set", "normal", "normal", timeout=300)
+        c.wait_clean(600)
+
+    def counters(self) -> dict[str, int]:
+        """The normal pool's client bytes written and bytes recovered so far."""
+        pid = self.pool_id("normal")
+        dump = self.cluster.json("pg", "dump", "pools")
+        for e in dump["pool_stats"] if isinstance(dump, dict) else dump:
+            if int(e["poolid"]) == pid:
+                s = e["stat_sum"]
+                return {"client": int(s.get("num_write_kb", 0)) * 1024,
+                        "recovered": int(s.get("num_bytes_recovered", 0))}
+        return {"client": 0, "recovered": 0}
+
+    def wait_placed(self, mode: str, timeout: float) -> None:
+        """Every normal PG active+clean on the OSDs `mode` wants (ssd: shared only).
+
+        Waiting for "all clean" alone can pass before the PGs have seen the
+        new rule; the acting sets show that they have."""
+        ssd = {osd for osd, cls in self.classes.items() if cls == "ssd"}
+
+        def placed() -> bool:
+            dump = self.cluster.json("pg", "ls-by-pool", "normal")
+            pgs = dump["pg_stats"] if isinstance(dump, dict) else dump
+            unclean = sum(1 for pg in pgs if pg["state"] != "active+clean")
+            on_ssd = sum(1 for pg in pgs if ssd & set(pg["acting"]))
+            if unclean or (on_ssd == 0 if mode == "shared" else on_ssd > 0):
+                # wait_for reports a probe's exception as the last thing seen
+                raise RuntimeError(f"{unclean} PGs not clean, {on_ssd} acting on ssd")
+            return True
+        wait_for(f"normal pool placed for {mode} and clean", placed, timeout)
+        self.cluster.wait_clean(timeout)
+
+    def mode(self) -> str:
+        return str(self.cluster.sla_status()["mode"])
+
+    def await_switch(self, to: str, started: float, since: dict[str, int],
+                     timeout: float = 300) -> dict[str, Any]:
+        """Wait for the module to switch to `to` and the data to settle; the record.
+
+        `started` is time.monotonic() when the cause began (load on or off)."""
+        wall_start = time.time() - (time.monotonic() - started)
+        wait_for(f"mode {to}", lambda: self.mode() == to, timeout, interval=0.25)
+        reaction = time.monotonic() - started
+        at = self.counters()
+
+        def recorded() -> dict[str, Any] | None:
+            h = self.cluster.json("sla", "history")[0]
+            done = to != "isolated" or h["time_to_isolation_secs"] is not None
+            return h if h["to"] == to and h["time"] >= wall_start - 1 and done else None
+        record = wait_for(f"the switch to {to} recorded", recorded, 600)
+        self.wait_placed(to, 900)
+        settled = time.monotonic() - started - reaction
+        end = self.counters()
+        return {"to": to, "reaction_secs": round(reaction, 2),
+                "time_to_isolation_secs": record["time_to_isolation_secs"],
+                "settled_secs": round(settled, 2),
+                "pgs_moved": record["pgs_moved"], "replicas_moved": record["replicas_moved"],
+                "bytes_moved": end["recovered"] - at["recovered"],
+                "client_bytes_before": at["client"] - since["client"],
+                "backfill_bytes_per_client_byte": round(
+                    (end["recovered"] - at["recovered"]) / max(at["client"] - since["client"], 1),
+                    3)}
+
+    # measurements
+
+    def snapshot(self) -> tuple[float, tuple[int, int], dict[int, int]]:
+        return time.monotonic(), cpu_times(), {
+            osd: self.throttle.serviced(f"osd.{osd}") for osd in self.classes}
+
+    def resources(self, before: tuple[float, tuple[int, int], dict[int, int]]
+                  ) -> dict[str, float]:
+        """CPU busy and each class's device use (fraction of its cap) since `before`."""
+        t0, cpu0, io0 = before
+        t1, cpu1, io1 = self.snapshot()
+        out: dict[str, float] = {"cpu_busy_percent": busy_percent(cpu0, cpu1)}
+        for cls in ("hdd", "ssd"):
+            use = [(io1[o] - io0[o]) / max(t1 - t0, 1e-3) / self.speeds.iops(cls)
+                   for o, c in self.classes.items() if c == cls]
+            out[f"{cls}_device_use"] = round(sum(use) / len(use), 3)
+            out[f"{cls}_device_use_max"] = round(max(use), 3)
+        return out
+
+    def urgent_run(self, mode: str, n: int) -> dict[str, Any]:
+        normals = NormalClients(self.cluster, n, self.plan)
+        try:
+            if n:
+                time.sleep(3)  # normal clients at full load before the urgent client starts
+            before = self.snapshot()
+            result = UrgentClient(self.cluster, self.plan, self.workdir).result()
+            used = self.resources(before)
+            normal_ops = normals.ops_per_sec() if n else 0.0
+        finally:
+            normals.stop()
+        run = {"mode": mode, "normal_clients": n, "urgent_active": True,
+               "normal_ops_per_sec": normal_ops, **result, **used}
+        print(json.dumps(run), flush=True)
+        return run
+
+    def idle_run(self, mode: str, n: int) -> dict[str, Any]:
+        before = self.snapshot()
+        ops = NormalClients(self.cluster, n, self.plan, self.plan.normal_secs).ops_per_sec(
+            stop=False)
+        run = {"mode": mode, "normal_clients": n, "urgent_active": False,
+               "normal_ops_per_sec": ops, **self.resources(before)}
+        print(json.dumps(run), flush=True)
+        return run
+
+    def static_mode(self, mode: str) -> list[dict[str, Any]]:
+        self.fresh_pools(mode)
+        runs = [self.urgent_run(mode, n) for n in self.plan.urgent_n]
+        return runs + [self.idle_run(mode, n) for n in self.plan.idle_n]
+
+    def adaptive(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Idle -> shared; urgent arrives under load -> isolated; runs; idle -> shared."""
+        self.fresh_pools("adaptive")
+        runs: list[dict[str, Any]] = []
+        switches: list[dict[str, Any]] = []
+        busiest = max(self.plan.urgent_n)
+        since = self.counters()
+        normals = NormalClients(self.cluster, busiest, self.plan)
+        try:
+            started = time.monotonic()
+            self.cluster.ceph("sla", "mode", "auto")
+            switches.append({**self.await_switch("shared", started, since),
+                             "normal_clients": busiest})
+        finally:
+            normals.stop()
+        print(json.dumps(switches[-1]), flush=True)
+        runs += [self.idle_run("adaptive", n) for n in self.plan.idle_n]
+
+        since = self.counters()
+        normals = NormalClients(self.cluster, busiest, self.plan)
+        try:
+            time.sleep(3)
+            urgent = UrgentClient(self.cluster, self.plan, self.workdir)
+            record = self.await_switch("isolated", urgent.started, since)
+            during = urgent.result()
+        finally:
+            normals.stop()
+        switches.append({**record, "normal_clients": busiest,
+                         **{f"{k}_during_switch": v for k, v in during.items()}})
+        print(json.dumps(switches[-1]), flush=True)
+
+        for n in self.plan.urgent_n:
+            if self.mode() != "isolated":
+                # The urgent client was quiet for the dwell between runs, so the
+                # module shared again: a real switch, reported, then measured
+                # isolated as the runs are meant to be.
+                last = self.cluster.json("sla", "history")[0]
+                print(f"sla-bench: back in {last['to']} before the run with {n} normal "
+                      f"clients: {last['reason']}", flush=True)
+                since = self.counters()
+                warmup = UrgentClient(self.cluster, self.plan, self.workdir)
+                try:
+                    switches.append({**self.await_switch("isolated", warmup.started, since),
+                                     "normal_clients": 0, "cause": last["reason"]})
+                finally:
+                    warmup.stop()
+            runs.append(self.urgent_run("adaptive", n))
+        if self.plan.back_to_shared:
+            since = self.counters()
+            normals = NormalClients(self.cluster, busiest, self.plan)
+            try:
+                switches.append({**self.await_switch("shared", time.monotonic(), since),
+                                 "normal_clients": busiest})
             finally:
                 normals.stop()
-            runs.append({"mode": mode, "normal_clients": n, "urgent_active": True, **result})
-            print(json.dumps(runs[-1]), flush=True)
-        # urgent idle: normal throughput
-        n = max(plan.normal_clients)
-        if mode == "adaptive":
-            adaptive_shared(cluster)
-        normals = NormalClients(cluster, n, plan, secs=plan.normal_secs)
-        ops = normals.ops_per_sec()
-        runs.append({"mode": mode, "normal_clients": n, "urgent_active": False,
-                     "normal_ops_per_sec": ops})
-        print(json.dumps(runs[-1]), flush=True)
-    return {"runs": runs, "switches": switches}
+            print(json.dumps(switches[-1]), flush=True)
+        return runs, switches
+
+
+def machine() -> dict[str, Any]:
+    ceph = subprocess.run(["ceph", "--version"], capture_output=True, text=True).stdout.strip()
+    fio = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
+    return {"cpus": os.cpu_count(), "memory_gb": round(
+        os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+        "kernel": platform.release(), "ceph": ceph, "fio": fio}
+
+
+def run(plan: Plan, speeds: DeviceSpeeds, quick: bool, progress: Callable[[str], None]
+        ) -> dict[str, Any]:
+    tmp = Path(tempfile.mkdtemp(prefix="sla-bench-"))
+    started = time.monotonic()
+    try:
+        throttle = BlkioThrottle(tmp.name, tmp)
+        conf = tmp / "osd.conf"
+        conf.write_text(OSD_CONF)
+        cluster = Cluster.up(tmp / "c", objectstore="bluestore", extra_conf=conf)
+        try:
+            bench = Bench(cluster, throttle, speeds, plan, tmp)
+            bench.emulate()
+            cluster.enable_sla()
+            cluster.ceph("sla", "rules", "apply", timeout=300)
+            for key, value in MODULE_CONFIG.items():
+                cluster.ceph("config", "set", "mgr", f"mgr/sla/{key}", value)
+            cluster.ceph("sla", "set-threshold", *THRESHOLD)
+            progress("calibrating")
+            calibration = bench.calibrate()
+            print(json.dumps(calibration), flush=True)
+            runs: list[dict[str, Any]] = []
+            for mode in ("default", "fixed"):
+                progress(f"mode {mode}")
+                runs += bench.static_mode(mode)
+            progress("mode adaptive")
+            adaptive_runs, switches = bench.adaptive()
+            runs += adaptive_runs
+        finally:
+            cluster.down()
+            busy = throttle.remove()
+            if busy:
+                print(f"sla-bench: cgroups still in use: {busy}", file=sys.stderr)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return {
+        "runs": runs, "switches": switches, "targets": targets(runs),
+        "emulation": {
+            "mechanism": "cgroup v1 blkio.throttle.{read,write}_iops_device per OSD process "
+                         "on the disk holding its BlueStore block file",
+            "hdd_device_iops": speeds.hdd_iops, "ssd_device_iops": speeds.ssd_iops,
+            "calibration": calibration},
+        "machine": machine(),
+        "plan": {"quick": quick, "urgent_with_normal_clients": list(plan.urgent_n),
+                 "idle_normal_clients": list(plan.idle_n), "urgent_mb": plan.urgent_mb,
+                 "block_kb": plan.block_kb, "pg_num": plan.pg_num, "osds": 8,
+                 "objectstore": "bluestore", "threshold_iops": list(THRESHOLD),
+                 "module": MODULE_CONFIG},
+        "elapsed_secs": round(time.monotonic() - started, 1),
+    }
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="smoke run (a few minutes)")
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="smoke run (about 5 minutes)")
     ap.add_argument("--out", type=Path, default=ROOT / "docs/benchmarks/results.json")
+    ap.add_argument("--hdd-iops", type=int, default=DeviceSpeeds.hdd_iops)
+    ap.add_argument("--ssd-iops", type=int, default=DeviceSpeeds.ssd_iops)
     args = ap.parse_args()
-    plan = QUICK if args.quick else FULL
-    if shutil.which("fio") is None:
-        print("sla-bench: fio not found: apt-get install fio", file=sys.stderr)
+    for tool in ("fio", "rados", "ceph"):
+        if shutil.which(tool) is None:
+            print(f"sla-bench: {tool} not found: run deploy/install-deps.sh", file=sys.stderr)
+            return 2
+    if min(args.hdd_iops, args.ssd_iops) < 1:
+        print("sla-bench: --hdd-iops and --ssd-iops must be >= 1", file=sys.stderr)
         return 2
-    tmp = Path(tempfile.mkdtemp(prefix="sla-bench-"))
-    cluster = Cluster.up(tmp / "c")
+    t0 = time.monotonic()
     try:
-        cluster.enable_sla()
-        cluster.ceph("sla", "rules", "apply", timeout=300)
-        for pool in ("urgent", "normal"):
-            cluster.create_pool(pool, 64)
-        emulation = emulate_devices(cluster)
-        emulation["calibration"] = calibrate(cluster)
-        print(json.dumps(emulation), flush=True)
-        results = measure(cluster, plan)
-    finally:
-        cluster.down()
-        shutil.rmtree(tmp, ignore_errors=True)
-    results["emulation"] = emulation
-    results["machine"] = {"cpus": 2, "kernel": platform.release(),
-                          "ceph": subprocess.run(["ceph", "--version"], capture_output=True,
-                                                 text=True).stdout.strip()}
-    results["plan"] = {"quick": args.quick, "normal_clients": list(plan.normal_clients),
-                       "urgent_mb": plan.urgent_mb, "block_kb": plan.block_kb}
+        results = run(QUICK if args.quick else FULL, DeviceSpeeds(args.hdd_iops, args.ssd_iops),
+                      args.quick, lambda what: print(
+                          f"sla-bench: [{time.monotonic() - t0:6.0f} s] {what}", flush=True))
+    except EmulationError as exc:
+        print(f"sla-bench: {exc}", file=sys.stderr)
+        return 2
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    print(f"results: {args.out}")
+    print(json.dumps(results["targets"], indent=2))
+    print(f"sla-bench: results in {args.out} after {results['elapsed_secs']:.0f} s")
     return 0
 
 

@@ -3,10 +3,12 @@
 # and N OSDs from Debian's packages, every file under DIR, cephx on, msgr2 on.
 #
 #   minicluster.sh up DIR [--osds N] [--objectstore memstore|bluestore] [--release R]
-#                         [--packaged-modules]
+#                         [--packaged-modules] [--extra-conf FILE]
 #   minicluster.sh down DIR
 #   minicluster.sh status DIR
 #
+# --extra-conf appends FILE to ceph.conf, after its [osd] section (settings the
+# daemons read only at start, e.g. bench/sla_bench.py's device emulation).
 # `up` returns when every OSD is up and every PG is active+clean. `down` stops
 # exactly the daemons that `up` recorded in DIR/pids, by PID, and waits until
 # they are gone. Nothing is ever stopped by name.
@@ -25,7 +27,7 @@ UP_DEADLINE_SECS=${SLA_MINICLUSTER_DEADLINE:-180}
 die() { echo "minicluster: $*" >&2; exit 1; }
 
 usage() {
-    sed -n '5,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '5,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -263,7 +265,7 @@ sys.exit(0 if ok else 1)' "$1"
 }
 
 do_up() {
-    local osds=8 objectstore=memstore release=pacific packaged=0
+    local osds=8 objectstore=memstore release=pacific packaged=0 extra_conf=""
     while [ $# -gt 0 ]; do
         case $1 in
             # the mgr's default module path, as a package install has it (deploy/install.sh)
@@ -271,6 +273,8 @@ do_up() {
             --release) release=${2:?--release needs pacific, reef or tentacle}; shift 2 ;;
             --osds) osds=${2:?--osds needs a number}; shift 2 ;;
             --objectstore) objectstore=${2:?--objectstore needs memstore or bluestore}; shift 2 ;;
+            # appended to ceph.conf: settings daemons read only at start (bench/sla_bench.py)
+            --extra-conf) extra_conf=${2:?--extra-conf needs a file}; shift 2 ;;
             *) die "unknown option '$1'" ;;
         esac
     done
@@ -278,6 +282,7 @@ do_up() {
     [[ $osds =~ ^[0-9]+$ ]] && [ "$osds" -ge 2 ] && [ $((osds % 2)) -eq 0 ] \
         || die "--osds must be an even number >= 2 (hosts hold one hdd and one ssd OSD), not '$osds'"
     case $release in pacific|reef|tentacle) ;; *) die "release must be pacific, reef or tentacle, not '$release'" ;; esac
+    if [ -n "$extra_conf" ] && [ ! -r "$extra_conf" ]; then die "--extra-conf: cannot read '$extra_conf'"; fi
     local bin
     if [ "$release" = pacific ]; then
         for bin in ceph-mon ceph-mgr ceph-osd ceph ceph-authtool monmaptool; do
@@ -302,6 +307,7 @@ do_up() {
     if [ "$release" != pacific ]; then make_root_view "$release"; fi
     printf 'SLA_RELEASE=%s\nSLA_CHROOT=%s\n' "$release" "${IN_ROOT[1]:-}" >"$DIR/cluster.env"
     write_conf "$fsid" "$mon_port" "$port_min" "$port_max" "$objectstore" "$release" $((osds / 2))
+    if [ -n "$extra_conf" ]; then cat "$extra_conf" >>"$DIR/ceph.conf"; fi
     if [ "$packaged" -eq 1 ]; then
         sed -i '/^mgr module path = /d' "$DIR/ceph.conf"
     else

@@ -77,11 +77,17 @@ def decide(
     thresholds: Thresholds,
     min_dwell_secs: float,
     pinned: Mode | None = None,
+    isolating: bool = False,
 ) -> ModeDecision:
     """The mode the normal pools should be in now.
 
     `urgent_iops` is None when no rate is known yet (just started, no stats):
     the current mode is kept, since acting on no data is how flapping starts.
+    `isolating` is True while the data of a switch to isolated is still
+    moving: the quiet time only starts once isolation is in place, because
+    that backfill shares the urgent OSDs and holds the urgent clients' own
+    rate down (seen in bench/sla_bench.py: an urgent client starved by the
+    switch looked quiet, and the module shared again under it).
     """
     if pinned is not None:
         reason = f"pinned to {pinned.value} by the operator"
@@ -97,6 +103,10 @@ def decide(
         # Inside the band: keep the mode, and the quiet run is broken.
         reason = f"urgent activity {urgent_iops:.0f} IOPS inside the threshold band"
         return _outcome(state, state.mode, now, reason, quiet_since=None)
+    if isolating and state.mode is Mode.ISOLATED:
+        return _outcome(state, Mode.ISOLATED, now,
+                        "isolation still moving data: the quiet time starts when it is done",
+                        quiet_since=None)
     quiet_since = state.quiet_since if state.quiet_since is not None else now
     if state.mode is Mode.SHARED:
         return _outcome(state, Mode.SHARED, now, "urgent activity low", quiet_since)

@@ -95,7 +95,7 @@ class Module(MgrModule):
         compat.option("threshold_low_iops", type="float", default=0.0, min=0.0, runtime=True,
                       desc="urgent IOPS below which normal pools may share all OSDs "
                            "(0: half of threshold_iops)"),
-        compat.option("min_dwell_secs", type="secs", default=1800, min=0, runtime=True,
+        compat.option("min_dwell_secs", type="secs", default=7200, min=0, runtime=True,
                       desc="how long urgent activity must stay below the low threshold "
                            "before normal pools go back to shared"),
         compat.option("interval_secs", type="secs", default=5, min=1, runtime=True,
@@ -215,8 +215,9 @@ class Module(MgrModule):
                     "count": 1, "detail": [str(e)]}
                 self._publish_health()
                 return
+            isolating = self._tracking is not None and self._tracking.isolating
             decision = decide(state.decision, self._urgent_iops, now, thresholds,
-                              float(self._opt("min_dwell_secs")), state.pinned)
+                              float(self._opt("min_dwell_secs")), state.pinned, isolating)
             gates: list[Gate] = []
             if decision.switch:
                 gates = blocking_gates(decision.target, self._health_snapshot(view, state),

@@ -36,10 +36,16 @@ TB = 1e12
 
 @dataclass(frozen=True)
 class Devices:
-    """Service rates per OSD (ops/s), from the calibration in CEPH-FACTS.md."""
+    """Service rates per OSD (ops/s).
 
-    hdd_ops: float = 113.0  # measured: memstore OSD with a 20 ms injected delay
-    ssd_ops: float = 447.0  # measured: 5 ms injected delay (about 4x; the paper saw ~3x)
+    No defaults on purpose: bench/policy_sim.py takes them from bench/sla_bench.py's
+    calibration (docs/benchmarks/results.json, ``emulation.calibration``): the
+    client write ops/s of one BlueStore OSD per class whose device I/Os per
+    second are capped by a cgroup blkio throttle, or from --hdd-ops/--ssd-ops.
+    """
+
+    hdd_ops: float
+    ssd_ops: float
     rho_cap: float = 0.99  # latency of an overloaded queue is capped at S / (1 - rho_cap)
     normal_target_rho: float = 0.9  # saturating normal load drives its busiest OSD to this
 

@@ -57,11 +57,13 @@ class Cluster:
 
     @classmethod
     def up(cls, path: Path, osds: int = 8, objectstore: str = "memstore",
-           release: str | None = None, packaged_modules: bool = False) -> Cluster:
+           release: str | None = None, packaged_modules: bool = False,
+           extra_conf: Path | None = None) -> Cluster:
         release = release or os.environ.get("SLA_RELEASE", "pacific")
         subprocess.run([str(MINICLUSTER), "up", str(path), "--osds", str(osds),
                         "--objectstore", objectstore, "--release", release,
-                        *(["--packaged-modules"] if packaged_modules else [])],
+                        *(["--packaged-modules"] if packaged_modules else []),
+                        *(["--extra-conf", str(extra_conf)] if extra_conf else [])],
                        check=True, timeout=600)
         return cls(path)
 

@@ -58,3 +58,7 @@ def test_busy_dir_and_bad_options_are_refused_with_one_line(cluster: Cluster) ->
     p = subprocess.run([str(MINICLUSTER), "up", "/tmp/x", "--osds", "3"], capture_output=True,
                        text=True, timeout=30)
     assert p.returncode != 0 and "even number" in p.stderr
+    p = subprocess.run([str(MINICLUSTER), "up", "/tmp/x", "--extra-conf", "/nonexistent.conf"],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode != 0 and "cannot read '/nonexistent.conf'" in p.stderr
+    assert not Path("/tmp/x").exists()

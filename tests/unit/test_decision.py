@@ -32,6 +32,31 @@ def test_quiet_returns_to_shared_only_after_the_dwell():
     assert switches == [(1.0, Mode.ISOLATED), (12.0, Mode.SHARED)]
 
 
+def test_quiet_time_starts_only_once_isolation_has_moved_its_data():
+    # Switched at t=1; the backfill runs until t=8 and holds the urgent rate at 5:
+    # that is not quiet. Without the flag the module shares again at t=11.
+    state = DecisionState(Mode.SHARED, 0.0)
+    switches = []
+    for now in range(1, 30):
+        iops = 150.0 if now == 1 else 5.0
+        d = decide(state, iops, float(now), T, 10.0, isolating=2 <= now <= 8)
+        state = d.state
+        if d.switch:
+            switches.append((float(now), d.target))
+        if 2 <= now <= 8:
+            assert d.target is Mode.ISOLATED and "still moving data" in d.reason
+    assert switches == [(1.0, Mode.ISOLATED), (19.0, Mode.SHARED)]
+
+
+def test_isolating_does_not_hold_back_a_switch_to_isolated_or_a_pin():
+    shared = DecisionState(Mode.SHARED, 0.0)
+    assert decide(shared, 5.0, 1.0, T, 10.0, isolating=True).target is Mode.SHARED
+    assert decide(shared, 150.0, 1.0, T, 10.0, isolating=True).switch
+    iso = DecisionState(Mode.ISOLATED, 0.0, quiet_since=0.0)
+    pinned = decide(iso, 5.0, 100.0, T, 10.0, Mode.SHARED, isolating=True)
+    assert pinned.switch and pinned.target is Mode.SHARED
+
+
 def test_inside_the_band_keeps_isolated_and_restarts_the_dwell():
     # quiet 5 s, band 1 s, quiet again: the dwell counts from the second quiet run
     switches, _ = run([150] + [10] * 5 + [70] + [10] * 12, dwell=10.0)

@@ -1,8 +1,11 @@
 """The policy simulator's pure parts: queues, loads, demand, switch accounting."""
 
+import json
+
 import numpy as np
 import pytest
 
+from bench import policy_sim as P
 from bench.sim import demand as D
 from bench.sim import model as M
 
@@ -256,3 +259,57 @@ def test_recommend_prefers_normal_ops_within_the_sla_budget():
     best = M.recommend(results, budget_minutes=5.0)
     assert best is not None and best.policy.high_iops == 400
     assert M.recommend(results[:2], budget_minutes=5.0) is None
+
+
+# -- device rates from the benchmark's calibration ---------------------------------
+
+
+def _calibration(hdd=120.0, ssd=358.8):
+    return {"emulation": {"calibration": {
+        "hdd": {"osd": 4, "device_iops_cap": 150,
+                "capped": {"client_write_ops_per_sec": hdd, "device_iops": 132.0}},
+        "ssd": {"osd": 1, "device_iops_cap": 500,
+                "capped": {"client_write_ops_per_sec": ssd}},
+        "ssd_over_hdd_client_writes": 2.99}}, "plan": {"quick": False}}
+
+
+def test_rates_come_from_the_capped_calibration():
+    assert P.rates_from_calibration(_calibration()) == (120.0, 358.8)
+    assert P.rates_from_calibration(_calibration(hdd=150, ssd=500)) == (150.0, 500.0)
+
+
+def test_rates_name_the_missing_key():
+    results = _calibration()
+    del results["emulation"]["calibration"]["ssd"]["capped"]
+    with pytest.raises(ValueError, match=r"emulation\.calibration\.ssd\.capped\b"):
+        P.rates_from_calibration(results)
+    with pytest.raises(ValueError, match=r"^no emulation in"):
+        P.rates_from_calibration({"runs": []})
+    with pytest.raises(ValueError, match="hdd.capped.client_write_ops_per_sec is 0"):
+        P.rates_from_calibration(_calibration(hdd=0.0))
+    with pytest.raises(ValueError, match="not a positive number"):
+        P.rates_from_calibration(_calibration(ssd=None))
+
+
+def test_flags_win_and_the_source_is_recorded(tmp_path):
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(_calibration()))
+    hdd, ssd, source = P.device_rates(None, None, path)
+    assert (hdd, ssd) == (120.0, 358.8)
+    assert source["calibration"] == str(path)
+    assert source["calibrated"]["ssd_device_iops_cap"] == 500 and source["quick_run"] is False
+    hdd, ssd, source = P.device_rates(100.0, None, path)
+    assert (hdd, ssd) == (100.0, 358.8) and source["hdd_ops"] == "--hdd-ops"
+    # both flags given: the file is not needed
+    hdd, ssd, source = P.device_rates(100.0, 400.0, tmp_path / "absent.json")
+    assert (hdd, ssd) == (100.0, 400.0) and "calibration" not in source
+
+
+def test_a_missing_calibration_says_what_to_do(tmp_path):
+    with pytest.raises(P.ConfigError, match="absent.json not found.*--hdd-ops.*sla_bench.py"):
+        P.device_rates(None, 400.0, tmp_path / "absent.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    with pytest.raises(P.ConfigError, match="no emulation in the calibration"):
+        P.device_rates(None, None, bad)
+    assert P.main(["--calibration", str(tmp_path / "absent.json")]) == 2
