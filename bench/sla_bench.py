@@ -21,6 +21,7 @@ bytes moved, backfill bytes per client byte. Plots: bench/plot_results.py.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -30,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -358,10 +359,14 @@ class Bench:
         at = self.counters()
 
         def recorded() -> dict[str, Any] | None:
+            # The module writes the record when it decides and fills in the
+            # PGs moved on a later tick, once the mgr has the new osdmap; an
+            # early read would report them as unknown.
             h = self.cluster.json("sla", "history")[0]
-            done = to != "isolated" or h["time_to_isolation_secs"] is not None
+            done = h["pgs_moved"] is not None and (
+                to != "isolated" or h["time_to_isolation_secs"] is not None)
             return h if h["to"] == to and h["time"] >= wall_start - 1 and done else None
-        record = wait_for(f"the switch to {to} recorded", recorded, 600)
+        record = wait_for(f"the switch to {to} recorded with its PGs moved", recorded, 600)
         self.wait_placed(to, 900)
         settled = time.monotonic() - started - reaction
         end = self.counters()
@@ -491,10 +496,12 @@ def machine() -> dict[str, Any]:
         "kernel": platform.release(), "ceph": ceph, "fio": fio}
 
 
-def run(plan: Plan, speeds: DeviceSpeeds, quick: bool, progress: Callable[[str], None]
-        ) -> dict[str, Any]:
+@contextlib.contextmanager
+def bench_cluster(plan: Plan, speeds: DeviceSpeeds) -> Iterator[Bench]:
+    """The benchmark's own cluster: 8 BlueStore OSDs with emulated device speeds,
+    the sla module loaded with its rules and the benchmark's settings. Daemons,
+    cgroups and the temp dir are gone when the block ends, however it ends."""
     tmp = Path(tempfile.mkdtemp(prefix="sla-bench-"))
-    started = time.monotonic()
     try:
         throttle = BlkioThrottle(tmp.name, tmp)
         conf = tmp / "osd.conf"
@@ -508,16 +515,7 @@ def run(plan: Plan, speeds: DeviceSpeeds, quick: bool, progress: Callable[[str],
             for key, value in MODULE_CONFIG.items():
                 cluster.ceph("config", "set", "mgr", f"mgr/sla/{key}", value)
             cluster.ceph("sla", "set-threshold", *THRESHOLD)
-            progress("calibrating")
-            calibration = bench.calibrate()
-            print(json.dumps(calibration), flush=True)
-            runs: list[dict[str, Any]] = []
-            for mode in ("default", "fixed"):
-                progress(f"mode {mode}")
-                runs += bench.static_mode(mode)
-            progress("mode adaptive")
-            adaptive_runs, switches = bench.adaptive()
-            runs += adaptive_runs
+            yield bench
         finally:
             cluster.down()
             busy = throttle.remove()
@@ -525,6 +523,22 @@ def run(plan: Plan, speeds: DeviceSpeeds, quick: bool, progress: Callable[[str],
                 print(f"sla-bench: cgroups still in use: {busy}", file=sys.stderr)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(plan: Plan, speeds: DeviceSpeeds, quick: bool, progress: Callable[[str], None]
+        ) -> dict[str, Any]:
+    started = time.monotonic()
+    with bench_cluster(plan, speeds) as bench:
+        progress("calibrating")
+        calibration = bench.calibrate()
+        print(json.dumps(calibration), flush=True)
+        runs: list[dict[str, Any]] = []
+        for mode in ("default", "fixed"):
+            progress(f"mode {mode}")
+            runs += bench.static_mode(mode)
+        progress("mode adaptive")
+        adaptive_runs, switches = bench.adaptive()
+        runs += adaptive_runs
     return {
         "runs": runs, "switches": switches, "targets": targets(runs),
         "emulation": {

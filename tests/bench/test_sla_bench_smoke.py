@@ -77,6 +77,8 @@ def test_quick_benchmark(tmp_path):
     iso = by_mode["isolated"]
     assert iso["reaction_secs"] > 0 and iso["time_to_isolation_secs"] > 0, iso
     assert iso["replicas_moved"] > 0 and iso["bytes_moved"] > 0, iso
+    for switch in results["switches"]:  # the module recorded what every switch moved
+        assert switch["pgs_moved"] > 0 and switch["replicas_moved"] > 0, switch
     assert by_mode["shared"]["bytes_moved"] > 0, by_mode["shared"]
     assert set(results["targets"]) == {"default_urgent_p99_growth", "fixed_urgent_p99_growth",
                                        "adaptive_urgent_p99_growth", "adaptive_over_fixed_idle"}

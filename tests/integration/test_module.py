@@ -84,6 +84,47 @@ def test_no_urgent_load_gives_shared(cluster: Cluster, sla: Objects) -> None:
         assert hdd & set(pg["up"]), pg["pgid"]
 
 
+def _inclusion_breaking_upmap(cluster: Cluster) -> tuple[str, int, int]:
+    """A shared-mode PG of the normal pool with one hdd replica, and an ssd OSD
+    in a host none of its other replicas use: (pgid, that hdd, that ssd)."""
+    nodes = cluster.json("osd", "tree")["nodes"]
+    cls = {n["id"]: n.get("device_class") for n in nodes if n["id"] >= 0}
+    host = {child: n["id"] for n in nodes if n["type"] == "host" for child in n["children"]}
+    for pg in cluster.json("pg", "ls-by-pool", "normal")["pg_stats"]:
+        hdds = [o for o in pg["up"] if cls[o] == "hdd"]
+        if len(hdds) != 1:
+            continue
+        others = {host[o] for o in pg["up"] if o != hdds[0]}
+        for osd, c in sorted(cls.items()):
+            if c == "ssd" and osd not in pg["up"] and host[osd] not in others:
+                return pg["pgid"], hdds[0], osd
+    raise AssertionError("no PG with a single hdd replica and a free ssd host")
+
+
+def test_upmap_that_breaks_inclusion_is_warned_about(cluster: Cluster, sla: Objects) -> None:
+    """The balancer's kind of upmap can move a PG's one hdd replica to an ssd
+    (sla_shared takes the whole root, so Ceph accepts it); the module must say so."""
+    assert mode(cluster) == "shared"
+    cluster.ceph_raw("osd", "set-require-min-compat-client", "luminous")
+    pgid, hdd, ssd = _inclusion_breaking_upmap(cluster)
+    cluster.ceph("osd", "pg-upmap-items", pgid, str(hdd), str(ssd))
+    try:
+        wait_for(f"pg {pgid} up on osd.{ssd} without osd.{hdd}", lambda: (
+            up := cluster.json("pg", "map", pgid)["up"]) and ssd in up and hdd not in up, 60)
+        health = wait_for("SLA_NORMAL_INCLUSION", lambda: (h := cluster.json(
+            "health", "detail"))["checks"].get("SLA_NORMAL_INCLUSION") and h, 90)
+        check = health["checks"]["SLA_NORMAL_INCLUSION"]
+        assert check["summary"]["count"] == 1, check
+        assert any(f"pg {pgid}:" in d["message"] for d in check["detail"]), check
+        assert cluster.sla_status()["pgs_without_normal_replica"] == 1
+    finally:
+        cluster.ceph("osd", "rm-pg-upmap-items", pgid)
+    wait_for("SLA_NORMAL_INCLUSION cleared", lambda: "SLA_NORMAL_INCLUSION" not in
+             cluster.json("health", "detail")["checks"], 90)
+    assert cluster.sla_status()["pgs_without_normal_replica"] == 0
+    cluster.wait_clean(240)
+
+
 def test_urgent_load_isolates_and_quiet_shares_again(cluster: Cluster, sla: Objects) -> None:
     assert mode(cluster) == "shared"
     bench = Bench(cluster, "urgent")

@@ -182,3 +182,23 @@ def test_throttle_remove_reports_a_group_that_stays_busy(tmp_path, monkeypatch):
     monkeypatch.setattr(Path, "rmdir", rmdir)
     assert t.remove(timeout=0.3) == ["osd.3"]
     assert (t.base / "osd.3").exists()
+
+
+def test_primary_affinity_summary_medians_and_validity():
+    from bench import primary_affinity as P
+
+    def row(label: str, ops: float, hdd_primaries: int = 0) -> dict:
+        weight = 0 if "affinity 0" in label else 1
+        return {"mode": label, "normal_ops_per_sec": ops, "hdd_primary_affinity": weight,
+                "pgs_with_ssd_replica_by_primary_class": {"hdd": hdd_primaries, "ssd": 40}}
+
+    rows = [row("isolated", 100), row("shared", 150), row("isolated, hdd affinity 0", 101),
+            row("shared, hdd affinity 0", 200),
+            row("isolated", 110), row("shared", 140), row("isolated, hdd affinity 0", 99),
+            row("shared, hdd affinity 0", 220)]
+    s = P.summary(rows)
+    assert s["median"]["isolated"] == 105 and s["median"]["shared, hdd affinity 0"] == 210
+    assert s["median_over_isolated"]["shared"] == pytest.approx(1.38)
+    assert s["ssd_primaries_held"] is True
+    rows[3] = row("shared, hdd affinity 0", 200, hdd_primaries=1)
+    assert P.summary(rows)["ssd_primaries_held"] is False
