@@ -38,6 +38,14 @@ wait_mode() {  # wait_mode MODE TIMEOUT
     done
 }
 
+wait_recorded() {  # the module fills in what a switch moved a tick after it
+    local deadline=$(($(date +%s) + 60))
+    until ceph sla history -f json | python3 -c 'import json,sys; h=json.load(sys.stdin); sys.exit(0 if h and h[0]["pgs_moved"] is not None else 1)'; do
+        [ "$(date +%s)" -lt "$deadline" ] || { echo "demo: the last switch not recorded in 60 s" >&2; ceph sla history >&2; exit 1; }
+        sleep 0.5
+    done
+}
+
 wait_clean() {  # the data of the last switch in place before the next act
     local deadline=$(($(date +%s) + 180))
     until ceph pg stat -f json | python3 -c 'import json,sys; s=json.load(sys.stdin); s=s.get("pg_summary", s); sys.exit(0 if sum(d["num"] for d in s["num_pg_by_state"] if d["name"]=="active+clean")==s["num_pgs"] else 1)'; do
@@ -88,6 +96,7 @@ ceph sla status
 say "The urgent client stops: after 15 s below the low threshold, shared again"
 bench_stop
 wait_mode shared 120
+wait_recorded
 ceph sla status
 
 say "Switch history"
