@@ -1,7 +1,7 @@
 """SLA benchmark on a real cluster with emulated HDD/SSD speeds.
 
     python3 bench/sla_bench.py [--quick] [--out docs/benchmarks/results.json]
-                               [--hdd-iops 150] [--ssd-iops 600]
+                               [--hdd-iops 150] [--ssd-iops 500]
 
 Starts its own mini cluster (8 BlueStore OSDs, 4 hosts of 1 hdd + 1 ssd), caps
 every OSD's device I/Os per second by its class (bench/emulation.py), checks the

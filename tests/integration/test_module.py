@@ -106,6 +106,9 @@ def test_upmap_that_breaks_inclusion_is_warned_about(cluster: Cluster, sla: Obje
     (sla_shared takes the whole root, so Ceph accepts it); the module must say so."""
     assert mode(cluster) == "shared"
     cluster.ceph_raw("osd", "set-require-min-compat-client", "luminous")
+    # the balancer (on by default, upmap mode) must not add upmaps of its own meanwhile
+    balancer_was_on = cluster.json("balancer", "status")["active"]
+    cluster.ceph("balancer", "off")
     pgid, hdd, ssd = _inclusion_breaking_upmap(cluster)
     cluster.ceph("osd", "pg-upmap-items", pgid, str(hdd), str(ssd))
     try:
@@ -119,6 +122,8 @@ def test_upmap_that_breaks_inclusion_is_warned_about(cluster: Cluster, sla: Obje
         assert cluster.sla_status()["pgs_without_normal_replica"] == 1
     finally:
         cluster.ceph("osd", "rm-pg-upmap-items", pgid)
+        if balancer_was_on:
+            cluster.ceph("balancer", "on")
     wait_for("SLA_NORMAL_INCLUSION cleared", lambda: "SLA_NORMAL_INCLUSION" not in
              cluster.json("health", "detail")["checks"], 90)
     assert cluster.sla_status()["pgs_without_normal_replica"] == 0
