@@ -32,8 +32,7 @@ from bench.emulation import DeviceSpeeds, EmulationError  # noqa: E402
 from bench.sla_bench import FULL, Bench, NormalClients, bench_cluster, wait_for  # noqa: E402
 
 # (label, mode, hdd primary affinity), in the order run each round. The switch
-# to shared with affinity 0 already set goes through the module's gates, rule
-# verification on the live mappings included.
+# to shared with affinity 0 already set goes through the module's gates.
 STEPS = (("isolated", "isolated", 1), ("shared", "shared", 1),
          ("isolated, hdd affinity 0", "isolated", 0), ("shared, hdd affinity 0", "shared", 0))
 
