@@ -40,9 +40,8 @@ STEPS = (("isolated", "isolated", 1), ("shared", "shared", 1),
 def primaries_by_class(bench: Bench) -> dict[str, int]:
     """Normal-pool PGs that hold an ssd replica, by the class of their primary;
     'unclean' counts PGs not active+clean."""
-    dump = bench.cluster.json("pg", "ls-by-pool", "normal")
     out = {"hdd": 0, "ssd": 0, "unclean": 0}
-    for pg in dump["pg_stats"] if isinstance(dump, dict) else dump:
+    for pg in bench.normal_pgs():
         if pg["state"] != "active+clean":
             out["unclean"] += 1
         if any(bench.classes[o] == "ssd" for o in pg["acting"]):

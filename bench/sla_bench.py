@@ -326,6 +326,11 @@ class Bench:
                         "recovered": int(s.get("num_bytes_recovered", 0))}
         return {"client": 0, "recovered": 0}
 
+    def normal_pgs(self) -> list[dict[str, Any]]:
+        """The normal pool's PG stats (`pg ls-by-pool` gives them bare or under pg_stats)."""
+        dump = self.cluster.json("pg", "ls-by-pool", "normal")
+        return list(dump["pg_stats"] if isinstance(dump, dict) else dump)
+
     def wait_placed(self, mode: str, timeout: float) -> None:
         """Every normal PG active+clean on the OSDs `mode` wants (ssd: shared only).
 
@@ -334,8 +339,7 @@ class Bench:
         ssd = {osd for osd, cls in self.classes.items() if cls == "ssd"}
 
         def placed() -> bool:
-            dump = self.cluster.json("pg", "ls-by-pool", "normal")
-            pgs = dump["pg_stats"] if isinstance(dump, dict) else dump
+            pgs = self.normal_pgs()
             unclean = sum(1 for pg in pgs if pg["state"] != "active+clean")
             on_ssd = sum(1 for pg in pgs if ssd & set(pg["acting"]))
             if unclean or (on_ssd == 0 if mode == "shared" else on_ssd > 0):
