@@ -6,6 +6,6 @@ setup(
     version="0.1.0",
     description="ceph-mgr module and CRUSH rule generator that keep urgent clients' latency",
     packages=find_packages(include=["crush_rules", "crush_rules.*", "mgr_sla", "mgr_sla.*"]),
-    python_requires=">=3.11",
+    python_requires=">=3.9",
     entry_points={"console_scripts": ["sla-crush = crush_rules.cli:main"]},
 )

@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
 
-from integration.cephcluster import Bench, Cluster, wait_for  # noqa: E402
+from harness.cephcluster import Cluster, RadosBench, wait_for  # noqa: E402
 
 HIGH, LOW, DWELL = 60, 25, 8
 
@@ -55,7 +55,7 @@ def trial(cluster: Cluster) -> dict[str, float]:
     wait_for("shared and settled", lambda: settled_shared(cluster), 300)
     cluster.wait_clean(300)
     started = time.time()
-    bench = Bench(cluster, "urgent", secs=90)
+    bench = RadosBench(cluster, "urgent", secs=90)
     try:
         last = wait_for("time to isolation", lambda: (h := cluster.json("sla", "history")[0])
                         ["to"] == "isolated" and h["time_to_isolation_secs"] is not None and h,

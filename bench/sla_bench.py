@@ -38,11 +38,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from integration.cephcluster import Cluster, wait_for  # noqa: E402
 
 from bench.emulation import BlkioThrottle, DeviceSpeeds, EmulationError  # noqa: E402
+from harness.cephcluster import Cluster, wait_for  # noqa: E402
 
 # Reads must reach the throttled device, not BlueStore's buffer cache.
 OSD_CONF = "bluestore default buffered read = false\n"

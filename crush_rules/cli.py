@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import rules as R
 from .errors import CrushError
-from .generate import GenerateOptions, generate, read_map, verify_map
+from .generate import REPORT, GenerateOptions, check_release, generate, read_map, verify_map
 from .live import install, plan_switch, verify_live
 from .tools import CephCli, Tools
 
@@ -26,11 +26,12 @@ def _generation_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--urgent-class", default="ssd")
     parser.add_argument("--failure-domain", default="host")
     parser.add_argument("--size", type=int, default=3)
-    parser.add_argument("--pool-id", type=int, nargs="+", default=[],
-                        help="normal pools: get the sla_shared weight sets")
-    parser.add_argument("--urgent-pool-id", type=int, nargs="+", default=[],
-                        help="urgent pools: get the sla_hybrid weight sets")
-    parser.add_argument("--release", choices=R.RELEASES, default="pacific")
+    parser.add_argument("--pool-id", type=int, nargs="+", action="extend", default=[],
+                        help="normal pools: get the flat sla_shared weight set")
+    parser.add_argument("--urgent-pool-id", type=int, nargs="+", action="extend", default=[],
+                        help="urgent pools: get the flat sla_hybrid weight set")
+    parser.add_argument("--release", default="pacific",
+                        help=f"text syntax: {', '.join(R.RELEASES)}")
     parser.add_argument("--root", default="default")
 
 
@@ -64,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--text", help="also write the map as text (release syntax)")
     _generation_flags(gen)
 
-    ver = sub.add_parser("verify", help="check requirements 1-5 on a map's PG mappings")
+    ver = sub.add_parser("verify", help="check requirements R1-R6 on a map's PG mappings")
     ver.add_argument("--map", required=True, help="crush map with the SLA rules")
     ver.add_argument("--pg-num", type=int, default=256)
     ver.add_argument("--osdmap", help="a real osdmap (ceph osd getmap): map its pools' PGs")
@@ -85,16 +86,54 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _write_atomically(path: str, data: bytes) -> None:
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=".sla-crush-", dir=target.parent or Path("."))
+MAX_PG_NUM = 65536
+
+
+def _check_writable(paths: Sequence[str]) -> None:
+    """Every output path can be written: checked before any work or any write."""
+    seen: set[Path] = set()
+    for path in paths:
+        target = Path(path)
+        resolved = target.resolve()
+        if resolved in seen:
+            raise CrushError(f"{path} is given as two outputs; give --out and --text "
+                             "different files")
+        seen.add(resolved)
+        parent = target.parent if str(target.parent) else Path(".")
+        if target.is_dir():
+            raise CrushError(f"cannot write {path}: it is a directory; give a file name")
+        if not parent.is_dir():
+            raise CrushError(f"cannot write {path}: directory {parent} does not exist; "
+                             "create it or give another path")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise CrushError(f"cannot write {path}: directory {parent} is not writable")
+        if target.exists() and not os.access(target, os.W_OK):
+            raise CrushError(f"cannot write {path}: the file is not writable")
+
+
+def _write_all(outputs: Sequence[tuple[str, bytes]]) -> None:
+    """Write every output to a temporary file beside it (mode 0644), then rename each."""
+    staged: list[tuple[str, Path]] = []
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        for path, data in outputs:
+            target = Path(path)
+            fd, tmp = tempfile.mkstemp(prefix=".sla-crush-", dir=target.parent or Path("."))
+            staged.append((tmp, target))
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.chmod(tmp, 0o644)
+        for tmp, target in staged:
+            os.replace(tmp, target)
+    except OSError as exc:
+        raise CrushError(f"cannot write {exc.filename or 'the output'}: {exc.strerror}") from exc
+    finally:
+        for tmp, _ in staged:
+            try:
+                Path(tmp).unlink()
+            except FileNotFoundError:
+                pass
 
 
 def _read(path: str) -> bytes:
@@ -111,19 +150,30 @@ def _print(data: object) -> None:
 def run(argv: Sequence[str]) -> int:
     args = _parser().parse_args(argv)
     tools = Tools()
+    if args.command in ("generate", "install", "verify-live", "verify"):
+        check_release(args.release)
     if args.command == "generate":
+        outputs = [args.out] + ([args.text] if args.text else [])
+        _check_writable(outputs)
+        if not args.pool_id:
+            raise CrushError(
+                "give --pool-id with the ids of the normal pools (ceph osd pool ls detail): "
+                "sla_shared needs each pool's own weight set, and without one it maps like a "
+                "plain all-devices rule, which verify rejects"
+            )
         tools.check_available()
         options = _options(args)
         generated = generate(tools, read_map(tools, _read(args.input)), options)
         if not generated.report.ok:
             raise CrushError(f"refused: {generated.report.failures[0]}")
-        _write_atomically(args.out, generated.binary)
-        if args.text:
-            _write_atomically(args.text, generated.text.encode())
+        data = [generated.binary] + ([generated.text.encode()] if args.text else [])
+        _write_all(list(zip(outputs, data)))
         _print({"rule_ids": dict(generated.rule_ids), "seconds": dict(generated.seconds),
                 **generated.report.to_dict()})
         return 0
     if args.command == "verify":
+        if not 1 <= args.pg_num <= MAX_PG_NUM:
+            raise CrushError(f"--pg-num {args.pg_num} is out of range; use 1 to {MAX_PG_NUM}")
         tools.check_available()
         binary = read_map(tools, _read(args.map))
         osdmap = _read(args.osdmap) if args.osdmap else None
@@ -148,6 +198,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(sys.argv[1:] if argv is None else argv)
     except CrushError as exc:
         print(f"sla-crush: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - no input may end in a traceback
+        print(f"sla-crush: internal error ({type(exc).__name__}: {' '.join(str(exc).split())}); "
+              f"{REPORT}", file=sys.stderr)
         return 2
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from .crushmap import ChooseArg, CrushMap
 from .errors import CrushError
-from .fixedpoint import EXACT_LIMIT, format_weight
+from .fixedpoint import format_weight, nearest_text_weight
 
 _BLOCK_START = re.compile(r"^\s*(\S+)\s+(\S+)\s*\{\s*(#.*)?$")
 _ITEM_LINE = re.compile(r"^(\s*item\s+)(\S+)(.*)$")
@@ -95,16 +95,20 @@ def exact_bucket_lines(block: Block, crush: CrushMap) -> Block:
             # also works for sums too large for crushtool's float parsing.
             out.append(f"{match.group(1)}{match.group(2)}{rest}")
             continue
-        if item.weight >= EXACT_LIMIT:
+        try:
+            weight = format_weight(item.weight)
+        except ValueError:
+            # only weights of 256.0 and more that crushtool's float parsing
+            # cannot produce (EXACT_LIMIT); set by `ceph osd crush reweight`
             raise CrushError(
                 f"bucket {bucket.name} item {match.group(2)} has weight {item.weight / 0x10000:.5f}"
-                " which crushtool text cannot carry exactly; reweight that item"
-            )
+                " which crushtool text cannot carry exactly; reweight that item to a value with "
+                "3 decimals (ceph osd crush reweight-subtree or reweight)"
+            ) from None
         comment = ""
         if "#" in rest:
             rest, comment = rest.split("#", 1)
             comment = "\t#" + comment
-        weight = format_weight(item.weight)
         out.append(f"{match.group(1)}{match.group(2)} weight {weight}{rest}{comment}")
     if index != len(bucket.items):
         raise CrushError(f"bucket {bucket.name}: text and compiled map disagree on its items")
@@ -137,14 +141,33 @@ def render_rule(
     return Block("rule", name, tuple(lines))
 
 
-def render_choose_args(index: int, args: Iterable[ChooseArg]) -> Block:
+def render_choose_args(index: int, args: Iterable[ChooseArg], *, nearest: bool = False) -> Block:
+    """crushtool text of a choose_args block.
+
+    nearest: weights crushtool text cannot carry (256.0 and more, off its
+    float32 grid) are written as the nearest value it can (our own sets,
+    verified on the compiled map); otherwise such a weight is refused.
+    """
+    def text(weight: int) -> str:
+        if nearest:
+            return nearest_text_weight(weight)[0]
+        try:
+            return format_weight(weight)
+        except ValueError:
+            raise CrushError(
+                f"the weight set choose_args {index} has weight {weight / 0x10000:.5f}, which "
+                "crushtool text cannot carry exactly; sla-crush edits maps through that text, so "
+                f"it cannot keep this set unchanged: remove it (ceph osd crush weight-set rm "
+                f"<pool {index}>, or rm-compat for -1) or set its weights below 256"
+            ) from None
+
     lines = [f"choose_args {index} {{"]
     for arg in sorted(args, key=lambda a: -a.bucket_id):
         lines += ["  {", f"    bucket_id {arg.bucket_id}"]
         if arg.weight_set:
             lines.append("    weight_set [")
             for position in arg.weight_set:
-                lines.append("      [ " + " ".join(format_weight(w) for w in position) + " ]")
+                lines.append("      [ " + " ".join(text(w) for w in position) + " ]")
             lines.append("    ]")
         if arg.ids:
             lines.append("    ids [ " + " ".join(str(i) for i in arg.ids) + " ]")

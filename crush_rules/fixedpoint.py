@@ -61,3 +61,17 @@ def format_weight(fixed: int) -> str:
 
 def to_float(fixed: int) -> float:
     return fixed / ONE
+
+
+def nearest_text_weight(fixed: int) -> tuple[str, int]:
+    """Text for ``fixed``, or for the nearest value crushtool can parse, and that value.
+
+    Below 256.0 every 16.16 value can be written exactly.  From 256.0 up
+    crushtool parses weights as float32 and keeps every 2nd, 4th, ... value
+    (EXACT_LIMIT), so a class sum there may be off by up to 2**-15 relative to 1.0.
+    """
+    try:
+        return format_weight(fixed), fixed
+    except ValueError:
+        text = f"{fixed / ONE:.16f}".rstrip("0")
+        return text, parse_weight(text)

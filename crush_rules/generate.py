@@ -1,21 +1,19 @@
-"""Generate the SLA rules into a CRUSH map, calibrate sla_shared, and verify.
+"""Generate the SLA rules and their flat weight sets into a CRUSH map, and verify.
 
 The flow is: dump the input (exact weights) -> check the topology -> build
-rule and choose_args text -> calibrate the shared weight sets on a synthetic
-pool -> compile -> prove nothing pre-existing changed -> verify requirements
-1-5 on a pool's PG mappings.  Any failure raises CrushError and nothing is
-written by the caller.
+rule and choose_args text (one-position weight sets only) -> compile -> prove
+nothing pre-existing changed -> verify requirements R1-R6 on a pool's PG
+mappings.  Any failure raises CrushError and nothing is written by the caller.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import rules as R
-from .calibration import Measurement, next_params
 from .crushmap import ChooseArg, CrushMap, crushmap_from_dump
 from .crushtext import (
     Block,
@@ -28,7 +26,7 @@ from .crushtext import (
     with_exact_weights,
 )
 from .errors import CrushError
-from .fixedpoint import is_round_trip_safe
+from .fixedpoint import nearest_text_weight
 from .sampling import Pool, map_rule
 from .tools import Tools
 from .topology import Topology, analyse
@@ -38,13 +36,20 @@ from .verify import (
     RuleReport,
     VerifyReport,
     check_rule,
+    fit_failure,
     movement,
+    primary_fit,
     requirement_failures,
 )
-from .weightsets import SharedParams, hybrid_choose_args, initial_params, shared_choose_args
+from .weightsets import (
+    MAX_POSITIONS,
+    ensure_flat,
+    hybrid_choose_args,
+    positional_pools,
+    positional_warning,
+    shared_choose_args,
+)
 
-CALIBRATION_PGS = 8192
-CALIBRATION_ROUNDS = 5
 SYNTHETIC_POOL = 1  # the pool osdmaptool --createsimple --with-default-pool makes
 
 
@@ -61,7 +66,6 @@ class GenerateOptions:
     release: str = "pacific"
     root: str = "default"
     pg_num: int = 256  # PGs of the synthetic pool the offline verification maps
-    calibration_pgs: int = CALIBRATION_PGS
 
     def placement(self) -> R.Placement:
         return R.Placement(self.root, self.failure_domain, self.normal_class, self.urgent_class)
@@ -72,13 +76,42 @@ class Generated:
     binary: bytes  # the compiled map to install
     text: str  # the same map as text in the requested release's syntax
     rule_ids: Mapping[str, int]
-    params: SharedParams
     report: VerifyReport
     changed: bool  # False when the output equals the input
     seconds: Mapping[str, float] = field(default_factory=dict)
+    # pools given whose weight set in the input had several positions (an older
+    # sla-crush): replaced by the flat set, so their PGs under sla_shared /
+    # sla_hybrid move back to the sla_isolated_normal placement.
+    upgraded_pools: tuple[int, ...] = ()
 
 
 # -- input -------------------------------------------------------------------------
+
+
+def check_release(release: str) -> None:
+    if release not in R.RELEASES:
+        raise CrushError(
+            f"unknown --release {release}; use one of {', '.join(R.RELEASES)} "
+            "(a later release: squid's syntax, --release squid)"
+        )
+
+
+def with_rule_sizes(text: str) -> str:
+    """The text with ``min_size 1`` / ``max_size 10`` in every rule that has neither."""
+    out: list[str] = []
+    try:
+        blocks = parse_blocks(text)
+    except CrushError:
+        return text  # crushtool's own error says more
+    for block in blocks:
+        lines = list(block.lines)
+        if block.kind == "rule" and not any(
+                line.split("#")[0].split()[:1] in (["min_size"], ["max_size"]) for line in lines):
+            at = next((i + 1 for i, line in enumerate(lines)
+                       if line.split("#")[0].split()[:1] == ["type"]), 1)
+            lines[at:at] = ["\tmin_size 1", "\tmax_size 10"]
+        out.extend(lines)
+    return "\n".join(out) + "\n"
 
 
 def read_map(tools: Tools, data: bytes) -> bytes:
@@ -91,11 +124,30 @@ def read_map(tools: Tools, data: bytes) -> bytes:
     except UnicodeDecodeError:
         is_text = False
     if is_text:
-        return tools.compile(text)
+        if text.lstrip().startswith("{"):
+            raise CrushError(
+                "this looks like JSON (ceph osd crush dump?), not a crush map; give the binary "
+                "map (ceph osd getcrushmap -o FILE) or its text (crushtool -d FILE)"
+            )
+        try:
+            return tools.compile(text)
+        except CrushError as first:
+            sized = with_rule_sizes(text)
+            if sized == text:
+                raise
+            try:
+                # Quincy and later write rules without min_size/max_size, which
+                # Pacific's crushtool requires: add the neutral 1..10 and retry.
+                return tools.compile(sized)
+            except CrushError:
+                raise first from None
     try:
         tools.decompile(data)
-    except CrushError as exc:
-        raise CrushError(f"not a crush map (binary or text): {exc}") from exc
+    except CrushError:
+        raise CrushError(
+            "not a crush map: crushtool cannot decode it as a binary map and it is not crushtool "
+            "text; give ceph osd getcrushmap -o FILE output or crushtool -d text"
+        ) from None
     return data
 
 
@@ -121,6 +173,11 @@ def _rule_ids(crush: CrushMap) -> dict[str, int]:
 
 
 def _check_pool_ids(crush: CrushMap, options: GenerateOptions) -> None:
+    given = list(options.pool_ids) + list(options.urgent_pool_ids)
+    twice = sorted({p for p in given if given.count(p) > 1}
+                   - (set(options.pool_ids) & set(options.urgent_pool_ids)))
+    if twice:
+        raise CrushError(f"pool {twice[0]} is given twice; give each pool id once")
     both = set(options.pool_ids) & set(options.urgent_pool_ids)
     if both:
         raise CrushError(f"pool {min(both)} is given as both normal and urgent; give it once")
@@ -136,9 +193,6 @@ def _check_pool_ids(crush: CrushMap, options: GenerateOptions) -> None:
 
 
 def _layout(crush: CrushMap, topo: Topology) -> Layout:
-    weights: dict[int, int] = {}
-    for d in topo.domains:
-        weights.update(crush.device_weights_under(d.id))
     return Layout(
         device_class=dict(crush.devices),
         domain_of_device=dict(topo.domain_of_device),
@@ -146,7 +200,6 @@ def _layout(crush: CrushMap, topo: Topology) -> Layout:
         urgent_class=topo.placement.urgent_class,
         size=topo.size,
         target_urgent_share=topo.target_urgent_share(),
-        device_weight=weights,
     )
 
 
@@ -166,7 +219,10 @@ def _assemble(
     }
     if not with_sizes:
         blocks = [_without_sizes(b) if b.kind == "rule" else b for b in blocks]
-    arg_blocks = {pool: render_choose_args(pool, args) for pool, args in choose_args.items()}
+    for pool, args in choose_args.items():
+        ensure_flat(pool, args)  # never render a positional set of ours
+    arg_blocks = {pool: render_choose_args(pool, args, nearest=True)
+                  for pool, args in choose_args.items()}
     return render_blocks(replace_owned(blocks, rule_blocks, arg_blocks))
 
 
@@ -176,41 +232,6 @@ def _without_sizes(block: Block) -> Block:
         if not line.strip().startswith(("min_size", "max_size"))
     )
     return Block(block.kind, block.key, kept)
-
-
-def calibrate(
-    tools: Tools,
-    blocks: Sequence[Block],
-    crush: CrushMap,
-    topo: Topology,
-    osdmap: bytes,
-    pgs: int,
-    rounds: int = CALIBRATION_ROUNDS,
-) -> SharedParams:
-    """Tune the shared weight sets on ``pgs`` PGs of the synthetic pool (bounded)."""
-    params = initial_params(topo)
-    steps = R.rule_steps(R.SHARED, topo.placement)
-    pool = Pool(SYNTHETIC_POOL, 0, pgs)
-    best: tuple[float, SharedParams] | None = None
-    wanted = topo.target_urgent_share() * topo.size
-    for _ in range(rounds):
-        args = shared_choose_args(crush, topo, params)
-        mapped = map_rule(tools, blocks, osdmap, pool, steps, args, synthetic=True)
-        counts: dict[int, int] = {}
-        for osds in mapped.values():
-            for osd in osds:
-                if crush.devices.get(osd) == topo.placement.urgent_class:
-                    domain = topo.domain_of_device[osd]
-                    counts[domain] = counts.get(domain, 0) + 1
-        measured = Measurement(len(mapped), counts)
-        error = abs(measured.urgent_per_pg - wanted) / wanted
-        if best is None or error < best[0]:
-            best = (error, params)
-        params, converged = next_params(topo, params, measured)
-        if converged:
-            break
-    assert best is not None
-    return best[1]
 
 
 # -- verification ------------------------------------------------------------------
@@ -238,10 +259,12 @@ def verify_rules(
     plan: VerifyPlan,
     extra_rules: Mapping[str, Sequence[str]] | None = None,
 ) -> VerifyReport:
-    """Map every SLA rule (and any extra rule steps) on the plan's pools and check 1-5.
+    """Map every SLA rule (and any extra rule steps) on the plan's pools and check R1-R5.
 
     The steps are the map's own when it has the rule (so an installed map is
-    checked as it is), else the ones we would generate.
+    checked as it is), else the ones we would generate.  sla_shared and
+    sla_hybrid are compared PG by PG with sla_isolated_normal on their own
+    pool (R4).
     """
     layout = _layout(crush, topo)
     mapped: dict[str, dict[int, tuple[int, ...]]] = {}
@@ -251,19 +274,43 @@ def verify_rules(
         n: in_map.get(n) or R.rule_steps(n, topo.placement) for n in R.RULE_NAMES
     }
     all_rules.update(extra_rules or {})
-    for name, steps in all_rules.items():
-        urgent_side = name in (R.ISOLATED_URGENT, R.FAST, R.HYBRID)
+
+    def run(steps: Sequence[str], urgent_side: bool) -> dict[int, tuple[int, ...]]:
         pool = plan.urgent_pool if urgent_side else plan.normal_pool
         args = plan.hybrid_args if urgent_side else plan.normal_args
+        return map_rule(tools, blocks, plan.osdmap, pool, steps, args, synthetic=plan.synthetic)
+
+    for name, steps in all_rules.items():
+        mapped[name] = run(steps, name in (R.ISOLATED_URGENT, R.FAST, R.HYBRID))
+    isolated_on_urgent_pool = mapped[R.ISOLATED_NORMAL]
+    if plan.urgent_pool != plan.normal_pool:
+        isolated_on_urgent_pool = run(all_rules[R.ISOLATED_NORMAL], True)
+    for name in all_rules:
+        urgent_side = name in (R.ISOLATED_URGENT, R.FAST, R.HYBRID)
         label = plan.urgent_pool_label if urgent_side else plan.normal_pool_label
-        mapped[name] = map_rule(tools, blocks, plan.osdmap, pool, steps, args,
-                                synthetic=plan.synthetic)
-        reports[name] = check_rule(
-            name, mapped[name], layout, label,
-            hybrid=name == R.HYBRID and plan.hybrid_args is not None,
-        )
+        reference: dict[int, tuple[int, ...]] | None = None
+        if name == R.SHARED:
+            reference = mapped[R.ISOLATED_NORMAL]
+        elif name == R.HYBRID:
+            reference = isolated_on_urgent_pool
+        reports[name] = check_rule(name, mapped[name], layout, label, isolated=reference)
     pair: PairReport | None = movement(mapped[R.ISOLATED_NORMAL], mapped[R.SHARED], layout)
     failures, warnings = requirement_failures(reports, pair, plan.hybrid_args is not None)
+    if plan.synthetic:
+        # R7 needs every OSD up and in at full reweight, as in the synthetic osdmap:
+        # a live osdmap's reweights and down OSDs shift the draws on purpose.
+        names = {d.id: d.name for d in topo.domains}
+        weights = {
+            R.ISOLATED_NORMAL: {d.id: d.normal_weight for d in topo.domains},
+            R.ISOLATED_URGENT: {d.id: d.urgent_weight for d in topo.domains},
+        }
+        weights[R.FAST] = weights[R.ISOLATED_URGENT]
+        for name, by_domain in weights.items():
+            fit = primary_fit(mapped[name], layout.domain_of_device, by_domain, names)
+            reports[name] = replace(reports[name], proportional_p=fit.p_value)
+            failure = fit_failure(name, fit)
+            if failure:
+                failures.append(failure)
     if plan.normal_args is None:
         warnings.append(
             f"{R.SHARED} has no choose_args for the pool tried (give --pool-id): "
@@ -316,20 +363,32 @@ def live_plan(
                       normal_id, urgent_id if urgent_pool_ids else None)
 
 
-def _shape_keys(crush: CrushMap, root_id: int) -> tuple[list[int], list[int]]:
-    """choose_args indexes that look like ours: (shared ones, hybrid ones).
-
-    Shared sets put normal shadow ``ids`` on the root; hybrid sets weigh the
-    root without ids.
-    """
-    shared: list[int] = []
-    hybrid: list[int] = []
+def _shape_keys(crush: CrushMap, root_id: int) -> list[int]:
+    """choose_args indexes (pools) that look like ours: the root weighed, with shadow ids."""
+    keys: list[int] = []
     for index, args in sorted(crush.choose_args.items()):
         root = [a for a in args if a.bucket_id == root_id]
-        if index < 0 or not root or not root[0].weight_set:
-            continue
-        (shared if root[0].ids else hybrid).append(index)
-    return shared, hybrid
+        if index >= 0 and root and root[0].weight_set and root[0].ids:
+            keys.append(index)
+    return keys
+
+
+def _positional_failures(
+    crush: CrushMap, verified: Sequence[int | None]
+) -> tuple[list[str], list[str]]:
+    """(R6 failures for the pools verified, warnings for the other positional sets)."""
+    failures: list[str] = []
+    warnings: list[str] = []
+    for index, count in positional_pools(crush.choose_args).items():
+        if index in verified:
+            failures.append(
+                f"R6 pool {index}: its weight set has {count} positions (an older sla-crush); "
+                f"a positional set makes ceph-mon abort when a bucket is created: run "
+                f"sla-crush install (ceph sla rules apply) to replace it by a flat one"
+            )
+        else:
+            warnings.append(positional_warning(index, count))
+    return failures, warnings
 
 
 def verify_map(
@@ -338,10 +397,10 @@ def verify_map(
     options: GenerateOptions,
     osdmap: bytes | None = None,
 ) -> VerifyReport:
-    """Check requirements 1-5 for a map that already carries the SLA rules.
+    """Check requirements R1-R6 for a map that already carries the SLA rules.
 
     The weight sets tried are the map's own for options.pool_ids[0] (default:
-    the first that looks like a shared set) and options.urgent_pool_ids[0].
+    the first that looks like ours) and options.urgent_pool_ids[0].
     """
     crush = crushmap_from_dump(tools.dump(binary))
     topo = analyse(crush, options.placement(), options.size)
@@ -349,11 +408,10 @@ def verify_map(
     if missing:
         raise CrushError(f"the map has no rule {missing[0]}; run sla-crush generate first")
     blocks = with_exact_weights(parse_blocks(tools.decompile(binary)), crush)
-    shared_keys, hybrid_keys = _shape_keys(crush, topo.root.id)
+    ours = _shape_keys(crush, topo.root.id)
     normal_id: int | None = options.pool_ids[0] if options.pool_ids else (
-        shared_keys[0] if shared_keys else None)
-    urgent_id: int | None = options.urgent_pool_ids[0] if options.urgent_pool_ids else (
-        hybrid_keys[0] if hybrid_keys else None)
+        ours[0] if ours else None)
+    urgent_id: int | None = options.urgent_pool_ids[0] if options.urgent_pool_ids else None
     normal_args = crush.choose_args.get(normal_id) if normal_id is not None else None
     hybrid_args = crush.choose_args.get(urgent_id) if urgent_id is not None else None
     if osdmap is None:
@@ -365,7 +423,11 @@ def verify_map(
                          [urgent_id] if urgent_id is not None else [], normal_args, hybrid_args)
         # the real pools carry the weight sets already: do not re-add them
     report = verify_rules(tools, blocks, crush, topo, plan)
-    return report
+    verified = list(options.pool_ids) + list(options.urgent_pool_ids) + [normal_id]
+    failures, warnings = _positional_failures(crush, verified)
+    return VerifyReport(report.rules, report.pair, report.target_urgent_share,
+                        report.failures + tuple(failures), report.warnings + tuple(warnings),
+                        report.extra)
 
 
 # -- safety ------------------------------------------------------------------------
@@ -393,28 +455,119 @@ def check_unchanged(
     for key in a:
         if a[key] != b[key]:
             raise CrushError(
-                f"internal error: the generated map changed pre-existing {key}; nothing written"
+                f"internal error: the generated map changed pre-existing {key}; " + REPORT
             )
 
 
-def round_trip(tools: Tools, binary: bytes, crush: CrushMap) -> list[str]:
-    """Warnings from decompile -> compile of the output (empty when it reproduces the map)."""
+def check_flat(crush: CrushMap, pools: Mapping[int, Any]) -> None:
+    """Our pools' weight sets in a compiled map have one position (the last guard)."""
+    for pool in pools:
+        ensure_flat(pool, crush.choose_args.get(pool, ()))
+
+
+REPORT = ("this is a bug in sla-crush: please report it with the input map and the command "
+          "line (nothing was written)")
+# A weight that crushtool's decompiler rounds (3 decimals on Pacific, 5 later)
+# comes back within half a unit of its last digit: 0.0005 * 0x10000 < 33.
+_ROUNDING = 34
+
+
+def _weights_close(a: Any, b: Any) -> bool:
+    return abs(round(float(a) * 0x10000) - round(float(b) * 0x10000)) <= _ROUNDING
+
+
+def _round_trip_diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> tuple[str, int]:
+    """(what differs beyond weight rounding, or '', number of weights rounded)."""
+    rounded = 0
+    for key in ("devices", "types", "rules", "tunables"):
+        if before.get(key) != after.get(key):
+            return key, rounded
+    a_buckets = {b["id"]: b for b in before["buckets"]}
+    b_buckets = {b["id"]: b for b in after["buckets"]}
+    if set(a_buckets) != set(b_buckets):
+        return "buckets", rounded
+    for bid, a in a_buckets.items():
+        b = b_buckets[bid]
+        if (a["name"], a["alg"], a["type_id"], [i["id"] for i in a["items"]]) != (
+                b["name"], b["alg"], b["type_id"], [i["id"] for i in b["items"]]):
+            return f"bucket {a['name']}", rounded
+        if "~" in a["name"]:
+            continue  # shadow weights are sums Ceph recomputes from the devices
+        for x, y in zip(a["items"], b["items"]):
+            if x["weight"] != y["weight"]:
+                if abs(x["weight"] - y["weight"]) > _ROUNDING:
+                    return f"bucket {a['name']} weights", rounded
+                rounded += 1
+    a_args, b_args = before.get("choose_args", {}), after.get("choose_args", {})
+    if set(a_args) != set(b_args):
+        return "choose_args", rounded
+    for index, args in a_args.items():
+        others = b_args[index]
+        if [(x["bucket_id"], x.get("ids"), [len(p) for p in x.get("weight_set", [])])
+                for x in args] != [(y["bucket_id"], y.get("ids"),
+                                    [len(p) for p in y.get("weight_set", [])]) for y in others]:
+            return f"choose_args {index}", rounded
+        for x, y in zip(args, others):
+            for p, q in zip(x.get("weight_set", []), y.get("weight_set", [])):
+                for v, w in zip(p, q):
+                    if v != w:
+                        if not _weights_close(v, w):
+                            return f"choose_args {index} weights", rounded
+                        rounded += 1
+    return "", rounded
+
+
+def round_trip(tools: Tools, binary: bytes) -> list[str]:
+    """Warnings from crushtool -d | crushtool -c of the output (empty when it reproduces the map).
+
+    crushtool's decompiler prints weights rounded, and the weight sets copy
+    class sums that are rarely round numbers, so a decompiled copy of a map
+    with weight sets is usually not the same map: that is reported as a
+    warning (the binary we write is the map, and our --text output carries
+    exact weights).  Any other difference is a bug.
+    """
     again = tools.compile(tools.decompile(binary))
     if again == binary:
         return []
-    fine = [
-        b.name for b in crush.buckets.values() if not b.is_shadow
-        and any(not is_round_trip_safe(i.weight) for i in b.items)
+    what, rounded = _round_trip_diff(tools.dump(binary), tools.dump(again))
+    if what:
+        raise CrushError(
+            f"internal error: crushtool -d | crushtool -c of the generated map changes {what}; "
+            + REPORT
+        )
+    if not rounded:
+        return []
+    return [
+        f"crushtool -d prints weights rounded: a decompiled and recompiled copy of this map "
+        f"differs in {rounded} weights, so its weight sets would no longer copy the class "
+        "weights exactly; install this binary (or compile the --text output, which carries "
+        "exact weights), and re-run sla-crush generate after editing decompiled text"
     ]
-    if fine:
-        return [
-            "decompile -> compile changes this map's own weights (finer than crushtool's "
-            f"3 decimals, e.g. in bucket {fine[0]}); edit it as binary, not as decompiled text"
-        ]
-    raise CrushError("internal error: the generated map does not survive decompile -> compile")
+
+
+def grid_notes(choose_args: Mapping[int, Sequence[ChooseArg]]) -> list[str]:
+    """A note when weights of 256 and more had to go on crushtool's float32 grid."""
+    off = sum(
+        1 for args in choose_args.values() for arg in args for row in arg.weight_set
+        for w in row if nearest_text_weight(w)[1] != w
+    )
+    if not off:
+        return []
+    return [
+        f"{off} weight-set values are 256 or more and off crushtool's float32 grid: they were "
+        "written as the nearest value crushtool can hold (within 2**-15 relative); R4 is "
+        "measured on the compiled map"
+    ]
 
 
 # -- entry point -------------------------------------------------------------------
+
+
+def _pool_names(tools: Tools, osdmap: bytes | None) -> dict[int, str]:
+    if osdmap is None:
+        return {}
+    pools = tools.osdmap_dump(osdmap).get("pools", [])
+    return {int(p["pool"]): str(p.get("pool_name", "")) for p in pools}
 
 
 def generate(
@@ -423,13 +576,16 @@ def generate(
     options: GenerateOptions,
     live_osdmap: bytes | None = None,
 ) -> Generated:
-    """Add the SLA rules and weight sets to ``input_map`` (binary), calibrated and verified.
+    """Add the SLA rules and flat weight sets to ``input_map`` (binary), and verify.
 
     live_osdmap: verify on the real pools of this osdmap (options.pool_ids /
     urgent_pool_ids); default a synthetic pool of options.pg_num PGs.
+
+    A weight set with several positions in the input is replaced by the flat
+    one when its pool is given (an older sla-crush made it), and reported as
+    a warning otherwise (we never touch other pools' weight sets).
     """
-    if options.release not in R.RELEASES:
-        raise CrushError(f"unknown --release {options.release}; use one of {', '.join(R.RELEASES)}")
+    check_release(options.release)
     started = time.monotonic()
     before = tools.dump(input_map)
     crush = crushmap_from_dump(before)
@@ -437,21 +593,35 @@ def generate(
     _check_pool_ids(crush, options)
     blocks = with_exact_weights(parse_blocks(tools.decompile(input_map)), crush)
     rule_ids = _rule_ids(crush)
-    osdmap = synthetic_osdmap(tools, crush, options.size,
-                              max(options.calibration_pgs, options.pg_num))
     base = parse_blocks(_assemble(blocks, rule_ids, topo.placement, {}, with_sizes=True))
-    params = calibrate(tools, base, crush, topo, osdmap, options.calibration_pgs)
-    shared = shared_choose_args(crush, topo, params)
+    shared = shared_choose_args(crush, topo)
     hybrid = hybrid_choose_args(crush, topo)
     choose_args = {pool: shared for pool in options.pool_ids}
     choose_args.update({pool: hybrid for pool in options.urgent_pool_ids})
-    generated_at = time.monotonic()
+    positional = positional_pools(crush.choose_args)
+    upgraded = tuple(p for p in positional if p in choose_args)
+    notes = [
+        f"pool {p}: its weight set had {positional[p]} positions (an older sla-crush); "
+        f"replaced by the flat one, so its PGs under {R.SHARED}/{R.HYBRID} move back to the "
+        f"{R.ISOLATED_NORMAL} placement"
+        for p in upgraded
+    ]
+    foreign = {p: n for p, n in positional.items() if p not in choose_args}
+    if foreign:
+        names = _pool_names(tools, live_osdmap)
+        notes += [positional_warning(p, n, names.get(p)) for p, n in foreign.items()]
 
-    binary = tools.compile(_assemble(blocks, rule_ids, topo.placement, choose_args,
-                                     with_sizes=True))
+    try:
+        binary = tools.compile(_assemble(blocks, rule_ids, topo.placement, choose_args,
+                                         with_sizes=True))
+    except CrushError as exc:
+        raise CrushError(f"internal error: the map with the sla rules does not compile ({exc}); "
+                         + REPORT) from exc
     after = tools.dump(binary)
     check_unchanged(before, after, set(choose_args))
-    warnings = round_trip(tools, binary, crush)
+    check_flat(crushmap_from_dump(after), choose_args)
+    warnings = grid_notes(choose_args) + round_trip(tools, binary)
+    generated_at = time.monotonic()
     hybrid_used = hybrid if options.urgent_pool_ids else None
     if live_osdmap is not None and options.pool_ids:
         # Verify on the real normal pools' PGs. With none registered yet, a
@@ -460,15 +630,15 @@ def generate(
         verify_plan = live_plan(tools, live_osdmap, options.pool_ids, options.urgent_pool_ids,
                                 shared, hybrid_used)
     else:
+        osdmap = synthetic_osdmap(tools, crush, options.size, options.pg_num)
         labels = (options.pool_ids[0] if options.pool_ids else None,
                   options.urgent_pool_ids[0] if options.urgent_pool_ids else None)
         verify_plan = synthetic_plan(osdmap, options.pg_num, shared, hybrid_used, labels)
     report = verify_rules(tools, base, crush, topo, verify_plan)
     report = VerifyReport(
         report.rules, report.pair, report.target_urgent_share, report.failures,
-        report.warnings + tuple(warnings),
-        {"shared_design": {"tail_positions": params.tail,
-                           "middle_share": round(params.middle_share, 4)}},
+        report.warnings + tuple(notes) + tuple(warnings),
+        {"weight_set_positions": MAX_POSITIONS, "upgraded_pools": list(upgraded)},
     )
     verified_at = time.monotonic()
     text = _assemble(blocks, rule_ids, topo.placement, choose_args,
@@ -477,9 +647,9 @@ def generate(
         binary=binary,
         text=text,
         rule_ids=rule_ids,
-        params=params,
         report=report,
         changed=binary != input_map,
         seconds={"generate": round(generated_at - started, 3),
                  "verify": round(verified_at - generated_at, 3)},
+        upgraded_pools=upgraded,
     )

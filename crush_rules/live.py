@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +15,7 @@ from .crushtext import (
     with_rule_steps,
 )
 from .errors import CrushError
-from .generate import GenerateOptions, generate, verify_map
+from .generate import GenerateOptions, check_flat, generate, verify_map
 from .tools import CephCli, Tools
 from .verify import VerifyReport
 
@@ -26,12 +26,17 @@ class InstallResult:
     rule_ids: dict[str, int]
     report: VerifyReport
     crush_version: int  # the version the compare-and-swap was made against
+    # pools whose positional weight set (older sla-crush) was replaced by the flat
+    # one, or whose drifted flat set was repaired -> PGs remapped by that (only
+    # such pools may be remapped by install)
+    upgraded_pools: Mapping[int, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "changed": self.changed,
             "rule_ids": dict(self.rule_ids),
             "crush_version": self.crush_version,
+            "upgraded_pools": {str(k): v for k, v in self.upgraded_pools.items()},
             "report": self.report.to_dict(),
         }
 
@@ -76,21 +81,44 @@ def _snapshot(cli: CephCli, tools: Tools) -> _Snapshot:
     return _Snapshot(osdmap, tools.export_crush(osdmap), version, pools)
 
 
-def _check_pools_unmoved(tools: Tools, snap: _Snapshot, new_crush: bytes) -> None:
-    """Installing rules and weight sets must not remap any existing pool."""
+def _check_pools_unmoved(
+    tools: Tools, snap: _Snapshot, new_crush: bytes, upgraded: Collection[int] = ()
+) -> dict[int, int]:
+    """Installing rules and weight sets must not remap any existing pool.
+
+    Except the ``upgraded`` pools, whose positional weight set (an older
+    sla-crush) is replaced by the flat one: a positional set can abort every
+    ceph-mon, so it goes even though those pools' PGs under sla_shared /
+    sla_hybrid move back to the sla_isolated_normal placement.  Returns
+    pool id -> PGs remapped, for those.
+    """
+    remapped: dict[int, int] = {}
     for pool_id, pool in sorted(snap.pools.items()):
         before = tools.map_pgs(snap.osdmap, None, pool_id, mark_up_in=False)
         after = tools.map_pgs(snap.osdmap, new_crush, pool_id, mark_up_in=False)
-        if {k: v.raw for k, v in before.items()} != {k: v.raw for k, v in after.items()}:
-            raise CrushError(
-                f"installing would remap pool {pool['pool_name']} (rule id {pool['crush_rule']}): "
-                f"its rule draws from buckets that get its weight sets; give it with --pool-id "
-                f"only once it uses an sla_ rule"
-            )
+        changed = sum(1 for k, v in before.items() if k not in after or after[k].raw != v.raw)
+        if not changed and set(before) == set(after):
+            continue
+        if pool_id in upgraded:
+            remapped[pool_id] = changed
+            continue
+        raise CrushError(
+            f"installing would remap pool {pool['pool_name']} (rule id {pool['crush_rule']}): "
+            f"its rule draws from buckets that get its weight sets; give it with --pool-id "
+            f"only once it uses an sla_ rule"
+        )
+    return remapped
 
 
-def install(cli: CephCli, tools: Tools, options: GenerateOptions) -> InstallResult:
-    """Generate from the live map, verify on the live pools, and set it (compare-and-swap)."""
+def install(cli: CephCli, tools: Tools, options: GenerateOptions,
+            repair: bool = False) -> InstallResult:
+    """Generate from the live map, verify on the live pools, and set it (compare-and-swap).
+
+    repair: the given pools' flat weight sets drifted (Ceph writes every
+    reweight and new item into every weight set, `osd_crush_update_weight_set`),
+    so their PGs under sla_shared / sla_hybrid no longer map like
+    sla_isolated_normal; regenerating the sets remaps exactly those PGs back,
+    which is allowed for the given pools only (reported in upgraded_pools)."""
     tools.check_available()
     snap = _snapshot(cli, tools)
     generated = generate(tools, snap.crush, options, live_osdmap=snap.osdmap)
@@ -98,9 +126,16 @@ def install(cli: CephCli, tools: Tools, options: GenerateOptions) -> InstallResu
         raise CrushError(f"not installed: {generated.report.failures[0]}")
     if generated.binary == snap.crush:
         return InstallResult(False, dict(generated.rule_ids), generated.report, snap.crush_version)
-    _check_pools_unmoved(tools, snap, generated.binary)
+    # The last guard before the monitors see it: no weight set of ours with positions.
+    check_flat(crushmap_from_dump(tools.dump(generated.binary)),
+               dict.fromkeys(options.pool_ids + options.urgent_pool_ids))
+    allowed = set(generated.upgraded_pools)
+    if repair:
+        allowed |= set(options.pool_ids) | set(options.urgent_pool_ids)
+    remapped = _check_pools_unmoved(tools, snap, generated.binary, allowed)
     cli.set_crushmap(generated.binary, snap.crush_version)
-    return InstallResult(True, dict(generated.rule_ids), generated.report, snap.crush_version)
+    return InstallResult(True, dict(generated.rule_ids), generated.report, snap.crush_version,
+                         remapped)
 
 
 def verify_live(cli: CephCli, tools: Tools, options: GenerateOptions) -> VerifyReport:

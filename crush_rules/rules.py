@@ -2,9 +2,11 @@
 
 sla_shared and sla_hybrid have the same steps (one chooseleaf from the real
 root, so a PG never gets one OSD twice nor two replicas in one failure
-domain).  What makes them differ is the per-pool ``choose_args``: normal pools
-get the shared weight sets, urgent pools the hybrid ones (see weightsets.py).
-A pool without choose_args that uses either rule gets plain Map_all.
+domain).  Normal pools get a flat (one-position) weight set for sla_shared,
+urgent pools with hybrid placement the same set for sla_hybrid (see
+weightsets.py): with it both map exactly like sla_isolated_normal, and the
+root take lets the monitors accept the module's upmaps to urgent OSDs.  A
+pool without choose_args that uses either rule gets plain Map_all.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ HYBRID = "sla_hybrid"
 FAST = "sla_fast"
 
 RULE_NAMES = (ISOLATED_NORMAL, ISOLATED_URGENT, SHARED, HYBRID, FAST)
-RELEASES = ("pacific", "quincy", "reef", "squid")
+# Text syntax per release: Pacific needs min_size/max_size; Quincy and later
+# (through Tentacle and Umbrella, which take Squid's syntax) do not.
+RELEASES = ("pacific", "quincy", "reef", "squid", "tentacle", "umbrella")
 
 
 @dataclass(frozen=True)

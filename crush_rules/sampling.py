@@ -51,7 +51,7 @@ def variant_text(
         body = with_rule_steps(body, pool.rule_id, steps)
     if choose_args:
         at = max((i for i, b in enumerate(body) if b.kind in ("rule", "choose_args")), default=0)
-        body.insert(at + 1, render_choose_args(pool.id, choose_args))
+        body.insert(at + 1, render_choose_args(pool.id, choose_args, nearest=True))
     return render_blocks(body)
 
 

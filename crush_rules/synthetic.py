@@ -89,8 +89,8 @@ def paper() -> list[Host]:
 
 
 def few_ssd() -> list[Host]:
-    """8 hosts with 3 HDDs; two of them also hold one SSD."""
-    return [[("hdd", 1.0)] * 3 + ([("ssd", 1.0)] if h < 2 else []) for h in range(8)]
+    """8 hosts with 3 HDDs; three of them also hold one SSD (as many as the size)."""
+    return [[("hdd", 1.0)] * 3 + ([("ssd", 1.0)] if h < 3 else []) for h in range(8)]
 
 
 def disjoint() -> list[Host]:

@@ -48,7 +48,8 @@ class PgMapping:
 def _run(argv: Sequence[str], what: str, cwd: str | None = None) -> str:
     try:
         done = subprocess.run(
-            list(argv), capture_output=True, text=True, timeout=_TIMEOUT, cwd=cwd, check=False
+            list(argv), capture_output=True, text=True, errors="replace", timeout=_TIMEOUT,
+            cwd=cwd, check=False,
         )
     except FileNotFoundError as exc:
         raise CrushError(f"{argv[0]} not found: install ceph-common (or ceph-base)") from exc

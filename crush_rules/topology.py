@@ -18,14 +18,6 @@ class FailureDomain:
     normal_weight: int  # 16.16 sums of the class's device weights below it
     urgent_weight: int
 
-    @property
-    def is_mixed(self) -> bool:
-        return self.normal_weight > 0 and self.urgent_weight > 0
-
-    @property
-    def is_urgent_only(self) -> bool:
-        return self.normal_weight == 0 and self.urgent_weight > 0
-
 
 @dataclass(frozen=True)
 class Topology:
@@ -47,15 +39,13 @@ class Topology:
     def urgent_domains(self) -> int:
         return sum(1 for d in self.domains if d.urgent_weight > 0)
 
-    @property
-    def has_mixed_domains(self) -> bool:
-        return any(d.is_mixed for d in self.domains)
-
     def target_urgent_share(self) -> float:
-        """Weight-proportional urgent share of replicas under sla_shared.
+        """Weight-proportional urgent share of replicas in shared mode.
 
-        Capped at (size-1)/size because every PG keeps a normal replica, and
-        at (urgent failure domains)/size because two replicas never share one.
+        Informational: CRUSH puts no replica there (the flat weight sets map
+        like the isolated rule); the module's upmaps may.  Capped at
+        (size-1)/size because every PG keeps a normal replica, and at
+        (urgent failure domains)/size because two replicas never share one.
         """
         total = self.normal_weight + self.urgent_weight
         share = self.urgent_weight / total
@@ -73,20 +63,138 @@ def _domains_below(crush: CrushMap, bucket: Bucket, fd_type: str) -> list[Bucket
     return found
 
 
+# Stretch clusters place a fixed number of replicas per site; these are the
+# bucket types such a rule splits on (docs/crush-rules.md, "Bad input").
+STRETCH_TYPES = ("datacenter", "zone", "region", "room")
+SET_STRAW2 = "ceph osd crush set-all-straw-buckets-to-straw2"
+
+
+def real_roots(crush: CrushMap) -> list[Bucket]:
+    """Non-shadow buckets that are no other non-shadow bucket's item, by name."""
+    children = {i.id for b in crush.buckets.values() if not b.is_shadow for i in b.items}
+    return sorted((b for b in crush.buckets.values() if not b.is_shadow and b.id not in children),
+                  key=lambda b: b.name)
+
+
+def _real_bucket(crush: CrushMap, bucket_id: int) -> Bucket | None:
+    bucket = crush.buckets.get(bucket_id)
+    if bucket is not None and bucket.is_shadow:
+        return crush.bucket_named(bucket.name.split("~", 1)[0])
+    return bucket
+
+
+def stretch_rule(crush: CrushMap) -> str | None:
+    """Why a rule of the map is a stretch rule (several replicas per site), else None."""
+    for rule in sorted(crush.rules.values(), key=lambda r: r.id):
+        taken = {b.id for b in (_real_bucket(crush, i) for i in rule.taken_items()) if b}
+        if len(taken) >= 2:
+            names = sorted(crush.buckets[i].name for i in taken)
+            return f"rule {rule.name} takes {len(taken)} separate subtrees ({', '.join(names)})"
+        steps = list(rule.steps)
+        for outer, inner in zip(steps, steps[1:]):
+            if (outer.op == "choose_firstn" and outer.type in STRETCH_TYPES
+                    and inner.op in ("chooseleaf_firstn", "choose_firstn")
+                    and (inner.num or 0) >= 2):
+                return f"rule {rule.name} places {inner.num} replicas in each {outer.type}"
+        if "stretch" in rule.name.lower():
+            return f"rule {rule.name} is named as a stretch rule"
+    return None
+
+
+def _check_algorithms(crush: CrushMap, root: Bucket) -> None:
+    """Weight sets (choose_args) only act on straw2 buckets: refuse any other."""
+    others = [b for b in crush.buckets_under(root.id) if b.alg != "straw2"]
+    if not others:
+        return
+    algs = sorted({b.alg for b in others})
+    example = ", ".join(f"{b.name} ({b.alg})" for b in others[:3])
+    more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+    if algs == ["straw"]:
+        fix = f"convert them with: {SET_STRAW2} (this remaps some data)"
+    else:
+        rebuild = "/".join(a for a in algs if a != "straw")
+        fix = (f"convert straw buckets with: {SET_STRAW2}; rebuild {rebuild} "
+               "buckets as straw2 (crushtool -d, set 'alg straw2', crushtool -c, "
+               "ceph osd setcrushmap; this remaps data)")
+    raise CrushError(
+        f"{len(others)} buckets under root {root.name} are not straw2: {example}{more}; "
+        f"weight sets (choose_args) do nothing on {'/'.join(algs)} buckets, so sla_shared cannot "
+        f"map like sla_isolated_normal; {fix}"
+    )
+
+
+def _classes_by_root(crush: CrushMap) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for root in real_roots(crush):
+        classes = (crush.devices.get(d) for d in crush.devices_under(root.id))
+        out[root.name] = {c for c in classes if c}
+    return out
+
+
+def _check_classes(crush: CrushMap, root: Bucket, placement: Placement) -> None:
+    if placement.normal_class == placement.urgent_class:
+        raise CrushError("--normal-class and --urgent-class must differ")
+    under_root = set(crush.devices_under(root.id))
+    classes = {c for d, c in crush.devices.items() if c and d in under_root}
+    wanted = (("normal", placement.normal_class), ("urgent", placement.urgent_class))
+    missing = [(role, name) for role, name in wanted if name not in classes]
+    if not missing:
+        return
+    known = ", ".join(sorted(classes)) or "none"
+    by_root = _classes_by_root(crush)
+    both = [r for r, cs in by_root.items()
+            if placement.normal_class in cs and placement.urgent_class in cs]
+    elsewhere = {name: sorted(r for r, cs in by_root.items() if name in cs and r != root.name)
+                 for _, name in missing}
+    if any(elsewhere.values()):
+        name = next(n for n in elsewhere if elsewhere[n])
+        roots = "; ".join(f"{r} ({', '.join(sorted(cs)) or 'no classes'})"
+                          for r, cs in by_root.items())
+        fix = (f"pass --root {both[0]}" if both else
+               f"move the {name} hosts under root {root.name} "
+               f"(ceph osd crush move <host> root={root.name})")
+        raise CrushError(
+            f"the classes are in separate roots: '{name}' devices are under root "
+            f"{', '.join(elsewhere[name])}, not under root {root.name} (classes there: {known}); "
+            f"one rule can only use one root; {fix}; --root values: {roots}"
+        )
+    role, name = missing[0]
+    raise CrushError(
+        f"no '{name}' devices under root {root.name} (classes there: {known}); "
+        f"pass --{role}-class or set the class: ceph osd crush set-device-class {name} osd.N"
+    )
+
+
 def analyse(crush: CrushMap, placement: Placement, size: int) -> Topology:
-    """The failure domains under the root, or a CrushError naming the smallest fix."""
-    if not 1 <= size <= MAX_SIZE:
-        raise CrushError(f"--size {size} is out of range; use 1 to {MAX_SIZE}")
+    """The failure domains under the root, or a CrushError naming the smallest fix.
+
+    Refused: sizes out of 2..MAX_SIZE, a missing root, stretch rules, buckets
+    that are not straw2, classes missing or in separate roots, and fewer
+    failure domains holding each class than the size.
+    """
+    if size == 1:
+        raise CrushError(
+            "--size 1 is refused: a size-1 pool has no redundancy, and shared mode keeps each "
+            "PG's primary on the normal class, so a size-1 pool could never use the urgent "
+            "class; use --size 2 or more"
+        )
+    if not 2 <= size <= MAX_SIZE:
+        raise CrushError(f"--size {size} is out of range; use 2 to {MAX_SIZE}")
     root = crush.bucket_named(placement.root)
     if root is None or root.is_shadow:
-        roots = sorted(
-            b.name for b in crush.buckets.values()
-            if not b.is_shadow and not any(i.id == b.id for o in crush.buckets.values()
-                                           for i in o.items)
-        )
+        roots = ", ".join(r.name for r in real_roots(crush)) or "none"
         raise CrushError(
-            f"root '{placement.root}' not in the map; pass --root ({', '.join(roots)})"
+            f"root '{placement.root}' not in the map; pass --root with one of: {roots}"
         )
+    stretch = stretch_rule(crush)
+    if stretch is not None:
+        raise CrushError(
+            f"stretch maps are not supported: {stretch}; the sla rules take one root with one "
+            "chooseleaf and device classes, which cannot keep replicas per site (and Ceph keeps "
+            "device-class rules inactive after a site loss in stretch mode); use sla-crush only "
+            "on clusters without stretch rules"
+        )
+    _check_algorithms(crush, root)
     fd = placement.failure_domain
     if fd not in crush.types.values() or fd == crush.types.get(0):
         types = ", ".join(t for i, t in sorted(crush.types.items()) if i > 0)
@@ -94,18 +202,7 @@ def analyse(crush: CrushMap, placement: Placement, size: int) -> Topology:
             f"failure-domain type '{fd}' is not a bucket type of this map; "
             f"pass --failure-domain with one of: {types}"
         )
-    under_root = set(crush.devices_under(root.id))
-    classes = {c for d, c in crush.devices.items() if c and d in under_root}
-    for role, name in (("normal", placement.normal_class), ("urgent", placement.urgent_class)):
-        if name not in classes:
-            known = ", ".join(sorted(classes)) or "none"
-            raise CrushError(
-                f"no '{name}' devices under root {root.name} (classes there: {known}); "
-                f"pass --{role}-class or set the class: "
-                f"ceph osd crush set-device-class {name} osd.N"
-            )
-    if placement.normal_class == placement.urgent_class:
-        raise CrushError("--normal-class and --urgent-class must differ")
+    _check_classes(crush, root, placement)
     for name in (placement.normal_class, placement.urgent_class):
         if crush.shadow_of(root, name) is None:
             raise CrushError(
@@ -128,12 +225,18 @@ def analyse(crush: CrushMap, placement: Placement, size: int) -> Topology:
         )
         for device in crush.devices_under(bucket.id):
             domain_of_device[device] = bucket.id
-    normal_domains = sum(1 for d in domains if d.normal_weight > 0)
-    if normal_domains < size:
-        raise CrushError(
-            f"only {normal_domains} {fd} buckets under {root.name} hold "
-            f"{placement.normal_class} devices, fewer than --size {size}; lower --size to "
-            f"{normal_domains} or add {placement.normal_class} OSDs to "
-            f"{size - normal_domains} more {fd}s"
-        )
+    for role, name, rules in (
+        ("normal", placement.normal_class, "sla_isolated_normal and sla_shared"),
+        ("urgent", placement.urgent_class, "sla_isolated_urgent and sla_fast"),
+    ):
+        have = sum(1 for d in domains
+                   if (d.normal_weight if role == "normal" else d.urgent_weight) > 0)
+        if have < size:
+            lower = (f"lower --size to {have}" if have >= 2 else
+                     "no --size can be served")
+            raise CrushError(
+                f"only {have} {fd} buckets under {root.name} hold {name} devices, fewer than "
+                f"--size {size}: {rules} would leave every PG short of replicas; {lower} or add "
+                f"{name} OSDs to {size - have} more {fd}{'s' if size - have > 1 else ''}"
+            )
     return Topology(placement, size, root, tuple(domains), domain_of_device)

@@ -7,18 +7,27 @@ PG, on mappings of a real pool's PG ids.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from . import rules as R
-
-MIN_SHARE_RATIO = 0.8
-MAX_SHARE_RATIO = 1.3
-MIN_MOVEMENT_EFFICIENCY = 0.95
+from .stats import P_FAIL, FitResult, proportional_fit
 
 Mappings = Mapping[int, Sequence[int]]  # PG seed -> OSDs, primary first
+
+REQUIREMENTS = {
+    "R1": "no PG maps one OSD twice or puts two replicas in one failure domain "
+          "(every rule; normal rules also map every PG to --size OSDs)",
+    "R2": "isolated rules map only to their device class",
+    "R3": "sla_shared keeps a normal-class replica in 100% of PGs",
+    "R4": "sla_shared and sla_hybrid, with the pool's weight set, map every PG exactly like "
+          "sla_isolated_normal (same OSDs, same order)",
+    "R5": "switching a pool sla_isolated_normal <-> sla_shared moves 0 replicas",
+    "R6": "the weight sets of the pools verified have one position (flat)",
+    "R7": "the isolated rules put first replicas on their class's failure domains in proportion "
+          "to the class weight (chi-square test, fails only at p < 1e-6; offline maps only)",
+}
 
 
 @dataclass(frozen=True)
@@ -30,8 +39,7 @@ class Layout:
     normal_class: str
     urgent_class: str
     size: int
-    target_urgent_share: float
-    device_weight: Mapping[int, int] = field(default_factory=dict)
+    target_urgent_share: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -45,10 +53,13 @@ class RuleReport:
     isolation_violations: int | None
     inclusion: float
     urgent_share: float
-    urgent_share_ratio: float | None
     primary_urgent: float
-    urgent_load_cv: float | None
-    urgent_load_noise_cv: float | None
+    # PGs whose OSDs (or their order) differ from sla_isolated_normal's on the same
+    # pool; set for sla_shared and sla_hybrid (R4), else None.
+    pgs_differing_from_isolated: int | None = None
+    # R7: p-value of "first replicas per failure domain follow the class weights"
+    # (isolated rules, offline verification); None when not tested.
+    proportional_p: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,6 +79,8 @@ class PairReport:
 class VerifyReport:
     rules: Mapping[str, RuleReport]
     pair: PairReport | None
+    # The weight-proportional urgent share of replicas (capped): what shared mode could
+    # put on the urgent class; reached by the module's upmaps, not by CRUSH.
     target_urgent_share: float
     failures: tuple[str, ...]
     warnings: tuple[str, ...] = ()
@@ -93,39 +106,26 @@ def _ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator if denominator else 0.0
 
 
-def _urgent_load_cv(mappings: Mappings, layout: Layout) -> tuple[float | None, float | None]:
-    """(cv, noise_cv) of replicas per unit weight over urgent OSDs.
-
-    cv is the coefficient of variation of each urgent OSD's replicas divided
-    by its weight; noise_cv is what Poisson sampling alone would give with
-    this many PGs.  Load proportional to weight shows as cv close to noise_cv.
-    """
-    urgent = [d for d, c in layout.device_class.items()
-              if c == layout.urgent_class and layout.device_weight.get(d, 0) > 0]
-    if len(urgent) < 2:
-        return None, None
-    count = dict.fromkeys(urgent, 0)
-    for osds in mappings.values():
-        for osd in osds:
-            if osd in count:
-                count[osd] += 1
-    total_weight = sum(layout.device_weight[d] for d in urgent)
-    total = sum(count.values())
-    if not total:
-        return None, None
-    ratios = [count[d] / (total * layout.device_weight[d] / total_weight) for d in urgent]
-    expected = [total * layout.device_weight[d] / total_weight for d in urgent]
-    noise = statistics.fmean(1 / e ** 0.5 for e in expected)
-    return round(statistics.pstdev(ratios), 4), round(noise, 4)
+def differing_pgs(mappings: Mappings, reference: Mappings) -> int:
+    """PGs whose ordered OSD list differs from the reference's (PGs of either side)."""
+    return sum(
+        1 for pg in set(mappings) | set(reference)
+        if tuple(mappings.get(pg, ())) != tuple(reference.get(pg, ()))
+    )
 
 
 def check_rule(
-    name: str, mappings: Mappings, layout: Layout, pool_id: int | None, *, hybrid: bool = False
+    name: str,
+    mappings: Mappings,
+    layout: Layout,
+    pool_id: int | None,
+    *,
+    isolated: Mappings | None = None,
 ) -> RuleReport:
     """Count the defects of one rule's mappings.
 
-    hybrid=True: the pool has sla_hybrid weight sets, so an isolation
-    violation is a PG whose primary is not urgent or whose others are not normal.
+    isolated: sla_isolated_normal's mappings of the same PGs; given for
+    sla_shared and sla_hybrid, which must map identically (R4).
     """
     short = duplicate = fd_violations = off_class = with_normal = urgent = primaries = 0
     replicas = 0
@@ -147,18 +147,12 @@ def check_rule(
         classes = [layout.device_class.get(o) for o in osds]
         if allowed is not None and any(c not in allowed for c in classes):
             off_class += 1
-        if hybrid and classes and (
-            classes[0] != urgent_class or any(c != normal for c in classes[1:])
-        ):
-            off_class += 1
         if normal in classes:
             with_normal += 1
         urgent += sum(1 for c in classes if c == urgent_class)
         if classes and classes[0] == urgent_class:
             primaries += 1
     pgs = len(mappings)
-    share = _ratio(urgent, replicas)
-    cv, noise = _urgent_load_cv(mappings, layout) if name == R.SHARED else (None, None)
     return RuleReport(
         rule=name,
         pool_id=pool_id,
@@ -166,16 +160,45 @@ def check_rule(
         short_pgs=short,
         duplicate_osd_pgs=duplicate,
         failure_domain_violations=fd_violations,
-        isolation_violations=off_class if allowed is not None or hybrid else None,
+        isolation_violations=off_class if allowed is not None else None,
         inclusion=round(_ratio(with_normal, pgs), 4),
-        urgent_share=round(share, 4),
-        urgent_share_ratio=(
-            round(share / layout.target_urgent_share, 4)
-            if name == R.SHARED and layout.target_urgent_share else None
-        ),
+        urgent_share=round(_ratio(urgent, replicas), 4),
         primary_urgent=round(_ratio(primaries, pgs), 4),
-        urgent_load_cv=cv,
-        urgent_load_noise_cv=noise,
+        pgs_differing_from_isolated=(
+            differing_pgs(mappings, isolated) if isolated is not None else None
+        ),
+    )
+
+
+def primary_fit(
+    mappings: Mappings, domain_of_device: Mapping[int, int], weights: Mapping[int, int],
+    names: Mapping[int, str],
+) -> FitResult:
+    """R7: do first replicas fall on failure domains in proportion to their class weight?
+
+    A straw2 draw picks each item with probability weight / total, at every
+    level, and the first replica (r = 0) is never retried for a collision, so
+    per failure domain the first replicas follow the class weights exactly in
+    expectation; the test says whether the observed counts are consistent with
+    that given the sample size.
+    """
+    counts: dict[str, int] = {}
+    for osds in mappings.values():
+        if osds:
+            domain = domain_of_device.get(osds[0])
+            key = names.get(domain, str(domain)) if domain is not None else f"osd.{osds[0]}"
+            counts[key] = counts.get(key, 0) + 1
+    return proportional_fit(counts, {names.get(d, str(d)): float(w) for d, w in weights.items()})
+
+
+def fit_failure(name: str, fit: FitResult) -> str | None:
+    if fit.ok:
+        return None
+    return (
+        f"R7 {name}: first replicas do not follow the class weights of the failure domains "
+        f"(chi-square {fit.statistic:.1f} on {fit.categories - 1} degrees of freedom, "
+        f"p = {fit.p_value:.1e} < {P_FAIL:g}, {fit.samples} PGs; {fit.worst} got "
+        f"{fit.worst_observed}, expected {fit.worst_expected:.1f})"
     )
 
 
@@ -183,7 +206,8 @@ def movement(isolated: Mappings, shared: Mappings, layout: Layout) -> PairReport
     """Replicas a pool moves when switched isolated <-> shared, vs those that must move.
 
     PGs are compared as sets: a replica that only changes position does not move.
-    Every urgent replica under shared must move (the isolated rule has none).
+    An urgent replica under shared would have to move (the isolated rule has
+    none); with the flat weight sets there are none, so nothing may move (R5).
     """
     moved = must = 0
     for pg, before in isolated.items():
@@ -199,7 +223,7 @@ def requirement_failures(
     pair: PairReport | None,
     hybrid_registered: bool,
 ) -> tuple[list[str], list[str]]:
-    """(failures, warnings) for requirements 1-5."""
+    """(failures, warnings) for requirements R1-R5 (R6 is checked on the weight sets)."""
     failures: list[str] = []
     warnings: list[str] = []
     for name, r in reports.items():
@@ -222,29 +246,23 @@ def requirement_failures(
                 f"R2 {label}: {r.isolation_violations}/{r.pgs} PGs put a replica on a device "
                 "class the rule excludes"
             )
+        differing = r.pgs_differing_from_isolated
+        if differing and (name != R.HYBRID or hybrid_registered):
+            failures.append(
+                f"R4 {label}: {differing}/{r.pgs} PGs map differently from "
+                f"{R.ISOLATED_NORMAL} (the pool's flat weight set is missing or not ours)"
+            )
     shared = reports.get(R.SHARED)
-    if shared is not None:
-        if shared.inclusion < 1.0:
-            failures.append(
-                f"R3 {R.SHARED}: only {shared.inclusion:.2%} of PGs keep a normal-class replica"
-            )
-        ratio = shared.urgent_share_ratio
-        if ratio is None or not MIN_SHARE_RATIO <= ratio <= MAX_SHARE_RATIO:
-            failures.append(
-                f"R4 {R.SHARED}: urgent share {shared.urgent_share} is {ratio} of the "
-                f"weight-proportional target (allowed {MIN_SHARE_RATIO}-{MAX_SHARE_RATIO})"
-            )
-    if pair is not None and pair.movement_efficiency < MIN_MOVEMENT_EFFICIENCY:
+    if shared is not None and shared.inclusion < 1.0:
         failures.append(
-            f"R5 {R.ISOLATED_NORMAL}<->{R.SHARED}: movement efficiency "
-            f"{pair.movement_efficiency} < {MIN_MOVEMENT_EFFICIENCY} "
-            f"({pair.replicas_moved} moved, {pair.replicas_must_move} must move)"
+            f"R3 {R.SHARED}: only {shared.inclusion:.2%} of PGs keep a normal-class replica"
+        )
+    if pair is not None and pair.replicas_moved:
+        failures.append(
+            f"R5 {R.ISOLATED_NORMAL}<->{R.SHARED}: a switch moves {pair.replicas_moved} "
+            "replicas; it must move none"
         )
     hybrid = reports.get(R.HYBRID)
-    if hybrid is not None and hybrid_registered and hybrid.primary_urgent < 1.0:
-        failures.append(
-            f"{R.HYBRID}: only {hybrid.primary_urgent:.2%} of PGs have an urgent primary"
-        )
     if hybrid is not None and not hybrid_registered:
         warnings.append(
             f"{R.HYBRID} has no choose_args (give --urgent-pool-id): pools switched to it "

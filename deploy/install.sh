@@ -2,12 +2,16 @@
 # Install the ceph-sla mgr module on a package-based (non-container) Ceph host.
 #
 #   deploy/install.sh [--module-path DIR] [--dry-run] [--uninstall] [--force]
+#   deploy/install.sh --cephadm-spec [--module-path DIR]
 #
 # Copies mgr_sla/ to <mgr module path>/sla/ and crush_rules/ to
 # <mgr module path>/sla/crush_rules/ (the module imports it from there).
 # Run it on every host that runs a ceph-mgr: a standby that lacks the module
 # cannot run it after a failover. Running it again replaces the installed copy
 # with the same files (idempotent). It never talks to the cluster.
+# --cephadm-spec prints a cephadm mgr service spec whose mgr containers
+# bind-mount DIR/sla (default DIR: /opt/ceph-sla) from the host, so cephadm
+# clusters need no custom image; it changes nothing.
 set -euo pipefail
 
 PROG=${0##*/}
@@ -16,11 +20,14 @@ MODULE_NAME=sla
 MARKER=.ceph-sla-installed  # uninstall removes only a directory carrying it
 MGR_PYTHON=${MGR_PYTHON:-/usr/bin/python3}  # the interpreter ceph-mgr embeds
 MIN_MAJOR=16
+MIN_PYTHON=3.9  # Ceph's EL9 images embed python3.9
+CEPHADM_DEFAULT_DIR=/opt/ceph-sla
 
 module_path=""
 dry_run=0
 uninstall=0
 force=0
+cephadm_spec=0
 
 usage() {
     cat <<EOF
@@ -32,8 +39,12 @@ Usage: $PROG [options]
   --uninstall        remove DIR/$MODULE_NAME (only if this script installed it)
   --force            install over / remove a $MODULE_NAME directory this script did
                      not create; install although the Ceph release is unknown
+  --cephadm-spec     print a cephadm mgr service spec that bind-mounts DIR/$MODULE_NAME
+                     (DIR from --module-path, default $CEPHADM_DEFAULT_DIR) into the
+                     mgr containers; install there first with --module-path DIR
   -h, --help         this text
-Environment: MGR_PYTHON (default /usr/bin/python3) is checked for prometheus_client.
+Environment: MGR_PYTHON (default /usr/bin/python3), the interpreter ceph-mgr embeds:
+must be Python $MIN_PYTHON or newer; checked for prometheus_client.
 EOF
 }
 
@@ -58,6 +69,7 @@ while (($#)); do
         --dry-run) dry_run=1; shift ;;
         --uninstall) uninstall=1; shift ;;
         --force) force=1; shift ;;
+        --cephadm-spec) cephadm_spec=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
@@ -77,7 +89,7 @@ detect_module_path() {
 release_name() {
     case $1 in
         16) echo pacific ;; 17) echo quincy ;; 18) echo reef ;;
-        19) echo squid ;; 20) echo tentacle ;; *) echo unknown ;;
+        19) echo squid ;; 20) echo tentacle ;; 21) echo umbrella ;; *) echo unknown ;;
     esac
 }
 
@@ -99,11 +111,26 @@ check_ceph_release() {
         die "Ceph $major.x is too old: ceph-sla needs Ceph $MIN_MAJOR (Pacific) or newer (found: $out)"
     fi
     say "Ceph release: $major ($(release_name "$major"))"
-    if ((major > 20)); then
-        warn "Ceph $major is newer than the releases ceph-sla was written for (16-20)"
+    if ((major > 21)); then
+        warn "Ceph $major is newer than the releases ceph-sla was written for (16-21)"
     fi
     # 'ceph --version' is this host's client; the mgr daemons may differ.
     say "check the running daemons with 'ceph versions' before enabling the module"
+}
+
+check_mgr_python() {
+    local v
+    if [[ ! -x $MGR_PYTHON ]]; then
+        warn "$MGR_PYTHON not found; cannot check the mgr's Python (needs $MIN_PYTHON or newer)"
+        return
+    fi
+    if ! v=$("$MGR_PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null); then
+        warn "$MGR_PYTHON did not report its version; the mgr's Python must be $MIN_PYTHON or newer"
+        return
+    fi
+    if ! "$MGR_PYTHON" -c "import sys; sys.exit(sys.version_info[:2] < (${MIN_PYTHON/./, }))" 2>/dev/null; then
+        die "$MGR_PYTHON is Python $v: the sla module needs Python $MIN_PYTHON or newer (the interpreter ceph-mgr embeds; override with MGR_PYTHON=)"
+    fi
 }
 
 check_prometheus_client() {
@@ -178,7 +205,33 @@ do_uninstall() {
     ((dry_run)) || say "removed $dest"
 }
 
+print_cephadm_spec() {
+    local dir=${module_path:-$CEPHADM_DEFAULT_DIR}
+    dir=${dir%/}
+    [[ $dir == /* ]] || die "--module-path must be absolute for --cephadm-spec: $dir"
+    [[ $dir != *[:,\"\'[:space:]]* ]] || die "--module-path for --cephadm-spec must not hold ':', ',', quotes or spaces: $dir"
+    cat <<EOF
+# cephadm mgr service spec: every mgr container bind-mounts the sla module
+# from its host, read-only. First, on every host that can run a mgr:
+#   deploy/install.sh --module-path $dir
+# Keep the placement you have (ceph orch ls mgr --export), then:
+#   ceph orch apply -i THIS_FILE && ceph orch redeploy mgr
+#   ceph mgr module enable $MODULE_NAME
+service_type: mgr
+service_name: mgr
+placement:
+  count: 2
+extra_container_args:
+  - "--volume=$dir/$MODULE_NAME:/usr/share/ceph/mgr/$MODULE_NAME:ro,z"
+EOF
+}
+
 main() {
+    if ((cephadm_spec)); then
+        ((!uninstall)) || die "--cephadm-spec and --uninstall do not go together"
+        print_cephadm_spec
+        return
+    fi
     [[ -n $module_path ]] || module_path=$(detect_module_path)
     module_path=${module_path%/}
     local dest="$module_path/$MODULE_NAME"
@@ -198,6 +251,7 @@ EOF
     fi
 
     check_ceph_release
+    check_mgr_python
     check_prometheus_client
     do_install "$dest"
     cat <<EOF

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # release-root.sh - Debian roots holding a newer Ceph release, to run its
-# daemons with `chroot ROOT ...` next to the host's Pacific.
+# daemons with `chroot ROOT ...` next to the host's Pacific; and one holding
+# CPython 3.9, the mgr's interpreter in Ceph's EL9 images (deploy/python39.sh).
 #
-#   release-root.sh ensure reef|tentacle [--cache DIR]   build if missing; last stdout line = root
-#   release-root.sh path   reef|tentacle [--cache DIR]   print the root if ready, else exit 1
+#   release-root.sh ensure reef|tentacle|py39 [--cache DIR]   build if missing; last stdout line = root
+#   release-root.sh path   reef|tentacle|py39 [--cache DIR]   print the root if ready, else exit 1
 #
-# reef = Debian trixie (Ceph 18.2.x), tentacle = Debian sid (Ceph 20.2.x).
+# reef = Debian trixie (Ceph 18.2.x), tentacle = Debian sid (Ceph 20.2.x),
+# py39 = Debian bullseye (python3.9 3.9.2, no Ceph).
 # DIR defaults to $SLA_ROOT_CACHE or /var/cache/ceph-sla/roots. The mirror is
 # the one the host's apt uses ($SLA_DEBIAN_MIRROR overrides). See
 # docs/releases-notes.md for running daemons from a root. `ensure` needs root.
@@ -14,7 +16,7 @@ set -euo pipefail
 PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common ceph-base python3-prometheus-client)
 
 die() { echo "release-root: $*" >&2; exit 1; }
-usage() { die "usage: release-root.sh ensure|path reef|tentacle [--cache DIR]"; }
+usage() { die "usage: release-root.sh ensure|path reef|tentacle|py39 [--cache DIR]"; }
 
 [ $# -ge 2 ] || usage
 cmd=$1 release=$2
@@ -29,6 +31,8 @@ done
 case $release in
     reef) suite=trixie ;;
     tentacle) suite=sid ;;
+    py39) suite=bullseye
+          PACKAGES=(python3.9 python3-distutils python3-venv) ;;
     *) usage ;;
 esac
 cache=$(realpath -m "$cache")
@@ -139,7 +143,11 @@ if grep -q '^import bcrypt$' "$util" 2>/dev/null; then
         -e '/^def password_hash(/a\    import bcrypt' "$util"
     grep -q '^    import bcrypt$' "$util" || die "could not patch $util for bcrypt; rerun to rebuild"
 fi
-version=$(in_root ceph --version) || die "ceph --version fails inside the new $suite root; rerun to rebuild"
+if [ "$release" = py39 ]; then
+    version=$(in_root python3.9 --version) || die "python3.9 fails inside the new $suite root; rerun to rebuild"
+else
+    version=$(in_root ceph --version) || die "ceph --version fails inside the new $suite root; rerun to rebuild"
+fi
 umount_below "$tmp"
 
 echo "$version" >"$tmp/.sla-root-ok"

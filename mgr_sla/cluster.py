@@ -14,6 +14,7 @@ class PoolInfo:
     name: str
     rule_id: int
     size: int
+    erasure: bool = False  # an erasure-coded pool (osd_map pool type 3)
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,10 @@ class ClusterView:
     device_class: dict[int, str]  # osd id -> class
     down_in_osds: tuple[int, ...]  # marked in but not up
     choose_args_pools: frozenset[int]  # pool ids with their own choose_args
+    # choose_args keys (pool ids, -1 for compat) whose weight sets have more
+    # than one position: adding a host or root aborts ceph-mon with them
+    # installed (docs/known-issues.md)
+    positional_choose_args: tuple[int, ...] = ()
 
     def pool_by_name(self, name: str) -> PoolInfo | None:
         return next((p for p in self.pools.values() if p.name == name), None)
@@ -39,7 +44,7 @@ class ClusterView:
 def cluster_view(osd_map: Mapping[str, Any], crush: Mapping[str, Any]) -> ClusterView:
     pools = {
         int(p["pool"]): PoolInfo(int(p["pool"]), str(p["pool_name"]), int(p["crush_rule"]),
-                                 int(p["size"]))
+                                 int(p["size"]), int(p.get("type", 1)) == 3)
         for p in osd_map.get("pools", [])
     }
     rules = {str(r["rule_name"]): int(r["rule_id"]) for r in crush.get("rules", [])}
@@ -48,6 +53,9 @@ def cluster_view(osd_map: Mapping[str, Any], crush: Mapping[str, Any]) -> Cluste
                            if o.get("in") and not o.get("up")))
     choose_args = frozenset(int(k) for k in (crush.get("choose_args") or {}) if k.lstrip("-")
                             .isdigit() and int(k) >= 0)
+    positional = tuple(sorted(
+        int(k) for k, args in (crush.get("choose_args") or {}).items()
+        if k.lstrip("-").isdigit() and any(len(a.get("weight_set") or []) > 1 for a in args)))
     return ClusterView(
         epoch=int(osd_map.get("epoch", 0)),
         crush_version=int(osd_map.get("crush_version", 0)),
@@ -56,6 +64,7 @@ def cluster_view(osd_map: Mapping[str, Any], crush: Mapping[str, Any]) -> Cluste
         device_class=classes,
         down_in_osds=down_in,
         choose_args_pools=choose_args,
+        positional_choose_args=positional,
     )
 
 
@@ -98,11 +107,18 @@ def pgs_without(pg_stats: Iterable[Mapping[str, Any]], pool_ids: Iterable[int],
                   and not osds & set(pg.get("up", [])))
 
 
+def is_settled(state: str) -> bool:
+    """active+clean, whatever else runs on the PG: scrubbing, deep, snaptrim,
+    laggy... (on a big cluster some PG always scrubs)."""
+    parts = set(state.split("+"))
+    return "active" in parts and "clean" in parts
+
+
 def pgs_not_clean(pg_stats: Iterable[Mapping[str, Any]], pool_ids: Iterable[int]) -> int:
     wanted = {str(p) for p in pool_ids}
     return sum(1 for pg in pg_stats
                if str(pg.get("pgid", "")).split(".")[0] in wanted
-               and pg.get("state") != "active+clean")
+               and not is_settled(str(pg.get("state", ""))))
 
 
 def mapping_change(before: Mapping[str, list[int]], after: Mapping[str, list[int]]
@@ -123,3 +139,41 @@ def pg_bytes_by_seed(pg_stats: Iterable[Mapping[str, Any]], pool_id: int) -> dic
     prefix = f"{pool_id}."
     return {int(str(pg["pgid"])[len(prefix):], 16): int(pg.get("stat_sum", {}).get("num_bytes", 0))
             for pg in pg_stats if str(pg.get("pgid", "")).startswith(prefix)}
+
+
+def pool_refusal(info: PoolInfo, crush: Mapping[str, Any], failure_domain: str) -> str | None:
+    """Why a pool cannot be managed, or None. The sla rules are replicated
+    chooseleaf rules from root `default` with one failure domain type; a pool
+    whose own rule is erasure-coded, or draws from another root or failure
+    domain, would be silently moved off its own placement, so it is refused."""
+    if info.erasure:
+        return (f"pool '{info.name}' is erasure-coded: the sla rules are replicated rules "
+                "(chooseleaf firstn), and an EC pool cannot use them; keep it out of sla")
+    rule = next((r for r in crush.get("rules", []) if int(r.get("rule_id", -1)) == info.rule_id),
+                None)
+    if rule is None or str(rule.get("rule_name", "")).startswith("sla_"):
+        return None
+    for step in rule.get("steps", []):
+        op = str(step.get("op", ""))
+        if op == "take":
+            root = str(step.get("item_name", "")).split("~")[0]
+            if root != "default":
+                return (f"pool '{info.name}' uses rule {rule['rule_name']}, which takes root "
+                        f"'{root}'; the sla rules take 'default': move the pool's data there "
+                        "first or keep it out of sla")
+        if op.startswith(("chooseleaf", "choose_")) and step.get("type") not in (
+                None, failure_domain):
+            return (f"pool '{info.name}' uses rule {rule['rule_name']} with failure domain "
+                    f"'{step.get('type')}'; the sla rules use '{failure_domain}' "
+                    f"(mgr/sla/failure_domain): set that option to match, or keep it out")
+    return None
+
+
+def pool_pg_stats(pg_stats: Any, pool_ids: Iterable[int]) -> list[Mapping[str, Any]]:
+    """The PG stats of the given pools from the mgr's `pg_stats` (a dict with
+    a "pg_stats" list, or the list itself): the scan while a switch moves
+    data looks at the pools that matter only."""
+    entries = pg_stats.get("pg_stats", []) if isinstance(pg_stats, Mapping) else pg_stats
+    wanted = {f"{p}." for p in pool_ids}
+    return [pg for pg in entries or []
+            if str(pg.get("pgid", ""))[: str(pg.get("pgid", "")).find(".") + 1] in wanted]

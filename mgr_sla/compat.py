@@ -6,6 +6,12 @@ gives each module its own registry: `X = CLICommandBase.make_registry_subtype(
 'X')`, `CLICommand = X` on the module class, `@X.Read(...)` for reads and
 `@X.Write(...)` (or `@X(...)`) for writes. `read_command` / `write_command` / `COMMAND_REGISTRY`
 hide the difference; the rest of the module never imports them directly.
+The Umbrella-era source brings `CLIReadCommand` / `CLIWriteCommand` back as
+aliases of `CLICommandBase.Read` / `.Write`, which register in the shared base
+registry; the module's own registry is used wherever `make_registry_subtype`
+exists, so that alias never matters. Each release's API surface, and which
+names here cover a gap, are in tests/unit/data/mgr_api_surface.json and
+tests/unit/test_mgr_api_surface.py.
 """
 from __future__ import annotations
 
@@ -60,3 +66,10 @@ def crush_release(module: Any) -> str:
     min_size/max_size exist up to Pacific; Tentacle and later take Squid's."""
     name = str(getattr(module, "release_name", "pacific")).lower()
     return name if name in ("pacific", "quincy", "reef", "squid") else "squid"
+
+
+def notify_types(*names: str) -> list[Any]:
+    """NOTIFY_TYPES for the module: mgr_module.NotifyType members where the
+    release has them (late Pacific on), else the plain names."""
+    kind = getattr(mgr_module, "NotifyType", None)
+    return [getattr(kind, n) if kind is not None and hasattr(kind, n) else n for n in names]

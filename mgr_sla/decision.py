@@ -60,6 +60,7 @@ class DecisionState:
     mode: Mode
     mode_since: float
     quiet_since: float | None = None  # start of the current run below the low threshold
+    high_since: float | None = None  # start of the current run at or above the high one
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ def decide(
     min_dwell_secs: float,
     pinned: Mode | None = None,
     isolating: bool = False,
+    sustain_secs: float = 0.0,
 ) -> ModeDecision:
     """The mode the normal pools should be in now.
 
@@ -95,10 +97,19 @@ def decide(
     if urgent_iops is None:
         return ModeDecision(state.mode, False, "no urgent activity measured yet", state)
     if urgent_iops >= thresholds.high_iops:
+        high_since = state.high_since if state.high_since is not None else now
+        held_for = now - high_since
+        if state.mode is Mode.SHARED and held_for < sustain_secs:
+            # a one-sample spike does not isolate: it must last sustain_secs
+            reason = (f"urgent activity {urgent_iops:.0f} IOPS >= high threshold "
+                      f"{thresholds.high_iops:g} for {held_for:.0f} of {sustain_secs:g} s")
+            return ModeDecision(state.mode, False, reason,
+                                replace(state, quiet_since=None, high_since=high_since))
         reason = (
             f"urgent activity {urgent_iops:.0f} IOPS >= high threshold {thresholds.high_iops:g}"
         )
-        return _outcome(state, Mode.ISOLATED, now, reason, quiet_since=None)
+        return _outcome(state, Mode.ISOLATED, now, reason, quiet_since=None,
+                        high_since=high_since)
     if urgent_iops >= thresholds.low_iops:
         # Inside the band: keep the mode, and the quiet run is broken.
         reason = f"urgent activity {urgent_iops:.0f} IOPS inside the threshold band"
@@ -124,11 +135,14 @@ def decide(
 
 
 def _outcome(
-    state: DecisionState, target: Mode, now: float, reason: str, quiet_since: float | None
+    state: DecisionState, target: Mode, now: float, reason: str, quiet_since: float | None,
+    high_since: float | None = None,
 ) -> ModeDecision:
     if target is state.mode:
-        return ModeDecision(target, False, reason, replace(state, quiet_since=quiet_since))
-    return ModeDecision(target, True, reason, DecisionState(target, now, quiet_since))
+        return ModeDecision(target, False, reason, replace(state, quiet_since=quiet_since,
+                                                           high_since=high_since))
+    return ModeDecision(target, True, reason, DecisionState(target, now, quiet_since,
+                                                            high_since))
 
 
 

@@ -15,7 +15,11 @@ from .decision import Mode
 
 # Every gate's name, so counters of blocked switches exist (at 0) from the start.
 GATE_NAMES = ("rules_missing", "pgs_inactive", "rules_unverified", "pgs_unknown", "pgs_degraded",
-              "misplaced", "osd_down", "apply_failed")
+              "misplaced", "osd_down", "apply_failed", "cluster_flags", "urgent_capacity")
+
+# OSD map flags an operator sets for maintenance or to hold data movement:
+# a switch to shared would start backfill behind their back.
+HOLDING_FLAGS = ("noout", "norebalance", "nobackfill", "norecover", "pause")
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,9 @@ class ClusterHealth:
     down_osds: tuple[int, ...] = ()  # in but down, among the OSDs the sla rules use
     missing_rules: tuple[str, ...] = ()
     unverified: str | None = None  # why the installed rules do not verify, if so
+    flags: tuple[str, ...] = ()  # HOLDING_FLAGS set on the OSD map
+    urgent_fill_after: float | None = None  # fullest urgent OSD if shared were applied
+    nearfull_ratio: float = 0.85
 
 
 def pg_counts(pgs_by_state: Iterable[Mapping[str, object]]) -> PgCounts:
@@ -61,6 +68,26 @@ def pg_counts(pgs_by_state: Iterable[Mapping[str, object]]) -> PgCounts:
         if "degraded" in parts or "undersized" in parts:
             degraded += count
     return PgCounts(total, inactive, degraded, unknown)
+
+
+def pool_pg_states(pg_summary: Mapping[str, object], pool_ids: Iterable[int]
+                   ) -> list[dict[str, object]]:
+    """`pg_summary`'s by_pool counts of the given pools, as pgs_by_state entries:
+    the gates look only at the PGs of the pools the module manages."""
+    by_pool = pg_summary.get("by_pool") or {}
+    assert isinstance(by_pool, Mapping)
+    counts: dict[str, int] = {}
+    for pool in pool_ids:
+        for state, n in (by_pool.get(str(pool)) or {}).items():
+            counts[state] = counts.get(state, 0) + int(n)
+    return [{"state_name": s, "count": n} for s, n in sorted(counts.items())]
+
+
+def pools_with_unknown_pgs(pg_summary: Mapping[str, object]) -> frozenset[int]:
+    by_pool = pg_summary.get("by_pool") or {}
+    assert isinstance(by_pool, Mapping)
+    return frozenset(int(p) for p, states in by_pool.items()
+                     if any("unknown" in str(s).split("+") for s in states))
 
 
 def blocking_gates(target: Mode, health: ClusterHealth, max_misplaced_ratio: float) -> list[Gate]:
@@ -86,4 +113,50 @@ def blocking_gates(target: Mode, health: ClusterHealth, max_misplaced_ratio: flo
     if health.down_osds:
         osds = ", ".join(f"osd.{i}" for i in health.down_osds)
         gates.append(Gate("osd_down", f"OSDs of the sla rules are down: {osds}"))
+    if health.flags:
+        gates.append(Gate("cluster_flags", "OSD map flags " + ",".join(health.flags)
+                          + " set: no switch to shared (it moves data) until they are unset"))
+    if health.urgent_fill_after is not None and health.urgent_fill_after > health.nearfull_ratio:
+        gates.append(Gate("urgent_capacity", (
+            f"shared mode would fill the fullest urgent OSD to {health.urgent_fill_after:.0%}, "
+            f"above nearfull_ratio {health.nearfull_ratio:.0%}")))
     return gates
+
+
+def holding_flags(osd_map_flags: str) -> tuple[str, ...]:
+    """The HOLDING_FLAGS in an OSD map dump's comma-separated `flags`."""
+    present = set(osd_map_flags.split(","))
+    return tuple(f for f in HOLDING_FLAGS if f in present)
+
+
+def projected_urgent_fill(used: Mapping[int, float], size: Mapping[int, float],
+                          weight: Mapping[int, float], normal_bytes: float,
+                          share: float) -> float | None:
+    """The fullest urgent OSD's used/size once shared mode is placed.
+
+    used/size: bytes per urgent OSD now; weight: their CRUSH weights (the
+    upmap planner spreads urgent replicas by weight); normal_bytes: the bytes
+    of all replicas of the normal pools now (on normal OSDs); share: the share
+    of those replicas shared mode puts on urgent OSDs."""
+    total_weight = sum(w for o, w in weight.items() if o in size)
+    if total_weight <= 0:
+        return None
+    added = normal_bytes * share
+    fills = [(used.get(o, 0.0) + added * weight[o] / total_weight) / size[o]
+             for o in size if size[o] > 0 and o in weight]
+    return max(fills) if fills else None
+
+
+def all_settled(pg_status: Mapping[str, object]) -> bool:
+    """Every PG of the cluster active+clean (scrubbing and the like allowed):
+    then no pool's PGs can hold a switch, and pg_summary need not be read."""
+    states = pg_status.get("pgs_by_state") or []
+    assert isinstance(states, list)
+    return all({"active", "clean"} <= set(str(e.get("state_name", "")).split("+"))
+               for e in states)
+
+
+def pg_total(pg_status: Mapping[str, object]) -> int:
+    states = pg_status.get("pgs_by_state") or []
+    assert isinstance(states, list)
+    return sum(int(e.get("count", 0)) for e in states)

@@ -23,9 +23,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 try:
-    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+    from prometheus_client.core import (
+        CounterMetricFamily,
+        GaugeMetricFamily,
+        HistogramMetricFamily,
+        Metric,
+    )
     from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
     from prometheus_client.registry import CollectorRegistry
+    from prometheus_client.utils import floatToGoString
 
     PROMETHEUS_CLIENT_AVAILABLE = True
 except ImportError:  # pragma: no cover - depends on the host's packages
@@ -41,9 +47,16 @@ class MetricSpec:
     """One exported metric: the name as it appears in the text exposition."""
 
     name: str
-    type: str  # "gauge" or "counter"
+    type: str  # "gauge", "counter" or "histogram"
     labels: tuple[str, ...]
     help: str
+
+    @property
+    def sample_names(self) -> tuple[str, ...]:
+        """The series names Prometheus stores for this metric."""
+        if self.type == "histogram":
+            return (f"{self.name}_bucket", f"{self.name}_sum", f"{self.name}_count")
+        return (self.name,)
 
 
 # The single list of what we export; docs/observability.md, the dashboard and
@@ -51,8 +64,13 @@ class MetricSpec:
 _POOL = ("pool_id",)
 METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("ceph_sla_mode", "gauge", (), "Mode of the normal pools: 1 isolated, 0 shared"),
+    MetricSpec("ceph_sla_active", "gauge", (), "1 if the module is on ('ceph sla on|off')"),
     MetricSpec("ceph_sla_pinned", "gauge", (), "1 if an operator pinned the mode"),
     MetricSpec("ceph_sla_dry_run", "gauge", (), "1 if the module only logs the switches"),
+    MetricSpec(
+        "ceph_sla_dry_run_mode", "gauge", (),
+        "Mode the dry run would apply: 1 isolated, 0 shared (absent outside a dry run)",
+    ),
     MetricSpec("ceph_sla_urgent_iops", "gauge", (), "Client IOPS of the urgent pools"),
     MetricSpec("ceph_sla_threshold_iops", "gauge", (), "Urgent IOPS that isolate normal pools"),
     MetricSpec(
@@ -62,7 +80,11 @@ METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("ceph_sla_mode_switches_total", "counter", (), "Mode switches made"),
     MetricSpec(
         "ceph_sla_blocked_switches_total", "counter", ("reason",),
-        "Switches the module wanted but did not make, by reason",
+        "Switches the module wanted but did not make, by reason (once per blocked episode)",
+    ),
+    MetricSpec(
+        "ceph_sla_gate_blocking", "gauge", ("reason",),
+        "1 while the safety gate blocks a switch now, 0 otherwise",
     ),
     MetricSpec(
         "ceph_sla_last_switch_timestamp_seconds", "gauge", (),
@@ -70,7 +92,20 @@ METRICS: tuple[MetricSpec, ...] = (
     ),
     MetricSpec(
         "ceph_sla_time_to_isolation_seconds", "gauge", (),
-        "Seconds from urgent IOPS crossing the threshold to isolated normal pools",
+        "Seconds from the last switch to isolated until no normal-pool PG acted on an "
+        "urgent OSD",
+    ),
+    MetricSpec(
+        "ceph_sla_pgs_without_normal_replica", "gauge", (),
+        "PGs of normal pools whose up set has no OSD of the normal class",
+    ),
+    MetricSpec(
+        "ceph_sla_weight_set_repairs", "gauge", (),
+        "Weight-set drift repairs listed in 'ceph sla status' (the last few)",
+    ),
+    MetricSpec(
+        "ceph_sla_tick_seconds", "histogram", (),
+        "Duration of the module's ticks",
     ),
     MetricSpec("ceph_sla_pool_role", "gauge", (*_POOL, "name", "role"), "Pool role (1)"),
     MetricSpec("ceph_sla_pool_rule", "gauge", (*_POOL, "name", "rule"), "Pool CRUSH rule (1)"),
@@ -79,9 +114,23 @@ METRICS: tuple[MetricSpec, ...] = (
         "Fraction of the pool's object copies that are misplaced (moving)",
     ),
     MetricSpec("ceph_sla_pool_client_iops", "gauge", _POOL, "Client IOPS of the pool"),
+    MetricSpec(
+        "ceph_sla_pool_urgent_replica_share", "gauge", _POOL,
+        "Fraction of the pool's replicas (up sets) on urgent-class OSDs",
+    ),
+    MetricSpec(
+        "ceph_sla_pool_upmap_pending", "gauge", _POOL,
+        "The module's pg_upmap_items entries still to set or remove for the pool",
+    ),
+    MetricSpec(
+        "ceph_sla_pool_pgs_with_upmaps", "gauge", _POOL,
+        "PGs of the pool that should carry one of the module's pg_upmap_items entries",
+    ),
 )
 
 METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in METRICS)
+# Every series name Prometheus stores (a histogram's _bucket, _sum, _count).
+SAMPLE_NAMES: tuple[str, ...] = tuple(n for m in METRICS for n in m.sample_names)
 _SPECS: dict[str, MetricSpec] = {m.name: m for m in METRICS}
 
 
@@ -139,15 +188,73 @@ def _pool_id(pool: Mapping[str, Any]) -> str | None:
         return None
 
 
+def _mode_value(mode: Any) -> float | None:
+    return {"isolated": 1.0, "shared": 0.0}.get(mode) if isinstance(mode, str) else None
+
+
+def _gate_blocking(snapshot: Snapshot) -> GaugeMetricFamily:
+    """1 for every gate blocking now, 0 for every other known gate.
+
+    The known gates are the keys of blocked_total (the module lists every
+    name of gates.GATE_NAMES there, at 0 when never blocked), so that an alert
+    can hold `== 1` for minutes while the counter, which counts episodes,
+    does not move.
+    """
+    family = _labelled_gauge("ceph_sla_gate_blocking")
+    gates = snapshot.get("gates")
+    if not isinstance(gates, list):
+        return family  # what blocks now is unknown: no sample rather than a false 0
+    blocking = {
+        str(g["name"]) for g in gates if isinstance(g, Mapping) and g.get("name") is not None
+    }
+    known = snapshot.get("blocked_total")
+    names = blocking | {str(n) for n in (known if isinstance(known, Mapping) else {})}
+    for name in sorted(names):
+        family.add_metric([name], 1.0 if name in blocking else 0.0)
+    return family
+
+
+def _histogram(name: str, raw: Any) -> HistogramMetricFamily:
+    """A cumulative histogram {"count", "sum", "buckets": {"0.005": n, ..., "+Inf": n}}.
+
+    Anything malformed (a bound that is not a number, counts going down)
+    leaves the family without samples.
+    """
+    spec = _SPECS[name]
+    family = HistogramMetricFamily(name, spec.help, labels=[])
+    if not isinstance(raw, Mapping):
+        return family
+    count, total, buckets = _number(raw.get("count")), _number(raw.get("sum")), raw.get("buckets")
+    if count is None or total is None or not isinstance(buckets, Mapping):
+        return family
+    bounds: list[tuple[float, float]] = []
+    for key, value in buckets.items():
+        number = _number(value)
+        try:
+            bound = float(key)
+        except (TypeError, ValueError):
+            return family
+        if number is None or bound != bound:  # NaN bound
+            return family
+        bounds.append((bound, number))
+    bounds.sort()
+    if not bounds or bounds[-1][0] != float("inf"):
+        bounds.append((float("inf"), count))
+    counts = [c for _, c in bounds]
+    if any(b > a for b, a in zip(counts, counts[1:])) or counts[-1] != count:
+        return family
+    family.add_metric(
+        [], [(floatToGoString(b), c) for b, c in bounds], sum_value=total
+    )
+    return family
+
+
 def collect_families(snapshot: Snapshot) -> list[Metric]:
     """Map a status snapshot to metric families, in METRICS order.
 
     Missing or malformed fields leave the family without samples instead of
     failing the whole scrape: a half-initialised module still exports the rest.
     """
-    mode = snapshot.get("mode")
-    mode_value = {"isolated": 1.0, "shared": 0.0}.get(mode) if isinstance(mode, str) else None
-
     switches = _counter("ceph_sla_mode_switches_total")
     switches_value = _number(snapshot.get("switches_total"))
     if switches_value is not None:
@@ -164,10 +271,16 @@ def collect_families(snapshot: Snapshot) -> list[Metric]:
     last_switch = snapshot.get("last_switch")
     last_time = last_switch.get("time") if isinstance(last_switch, Mapping) else None
 
+    repairs = snapshot.get("weight_set_repairs")
+    repairs_count = len(repairs) if isinstance(repairs, list) else None
+
     role = _labelled_gauge("ceph_sla_pool_role")
     rule = _labelled_gauge("ceph_sla_pool_rule")
     misplaced = _labelled_gauge("ceph_sla_pool_misplaced_ratio")
     iops = _labelled_gauge("ceph_sla_pool_client_iops")
+    urgent_share = _labelled_gauge("ceph_sla_pool_urgent_replica_share")
+    upmap_pending = _labelled_gauge("ceph_sla_pool_upmap_pending")
+    upmap_pgs = _labelled_gauge("ceph_sla_pool_pgs_with_upmaps")
     pools = snapshot.get("pools")
     for pool in _sorted_pools(pools if isinstance(pools, list) else []):
         pool_id = _pool_id(pool)
@@ -178,28 +291,48 @@ def collect_families(snapshot: Snapshot) -> list[Metric]:
             role.add_metric([pool_id, name, str(pool["role"])], 1.0)
         if pool.get("rule") is not None:
             rule.add_metric([pool_id, name, str(pool["rule"])], 1.0)
-        ratio = _number(pool.get("misplaced_ratio"))
-        if ratio is not None:
-            misplaced.add_metric([pool_id], ratio)
-        pool_iops = _number(pool.get("client_iops"))
-        if pool_iops is not None:
-            iops.add_metric([pool_id], pool_iops)
+        for family, value in (
+            (misplaced, pool.get("misplaced_ratio")),
+            (iops, pool.get("client_iops")),
+        ):
+            number = _number(value)
+            if number is not None:
+                family.add_metric([pool_id], number)
+        upmaps = pool.get("upmaps")
+        if isinstance(upmaps, Mapping):
+            for family, value in (
+                (urgent_share, upmaps.get("urgent_replica_share")),
+                (upmap_pending, upmaps.get("pending")),
+                (upmap_pgs, upmaps.get("pgs_with_upmaps")),
+            ):
+                number = _number(value)
+                if number is not None:
+                    family.add_metric([pool_id], number)
 
     return [
-        _gauge("ceph_sla_mode", mode_value),
+        _gauge("ceph_sla_mode", _mode_value(snapshot.get("mode"))),
+        _gauge("ceph_sla_active", snapshot.get("active")),
         _gauge("ceph_sla_pinned", snapshot.get("pinned")),
         _gauge("ceph_sla_dry_run", snapshot.get("dry_run")),
+        _gauge("ceph_sla_dry_run_mode", _mode_value(snapshot.get("dry_run_mode"))),
         _gauge("ceph_sla_urgent_iops", snapshot.get("urgent_iops")),
         _gauge("ceph_sla_threshold_iops", snapshot.get("threshold_iops")),
         _gauge("ceph_sla_threshold_low_iops", snapshot.get("threshold_low_iops")),
         switches,
         blocked,
+        _gate_blocking(snapshot),
         _gauge("ceph_sla_last_switch_timestamp_seconds", last_time),
         _gauge("ceph_sla_time_to_isolation_seconds", snapshot.get("time_to_isolation_secs")),
+        _gauge("ceph_sla_pgs_without_normal_replica", snapshot.get("pgs_without_normal_replica")),
+        _gauge("ceph_sla_weight_set_repairs", repairs_count),
+        _histogram("ceph_sla_tick_seconds", snapshot.get("tick_seconds")),
         role,
         rule,
         misplaced,
         iops,
+        urgent_share,
+        upmap_pending,
+        upmap_pgs,
     ]
 
 

@@ -12,13 +12,21 @@ import errno
 import json
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from mgr_module import HandleCommandResult, MgrModule
 
 from . import compat
-from .activity import PoolRates, pool_ops_from_df
+from .activity import (
+    PERF_QUERY,
+    PerfTotals,
+    PoolPeriod,
+    PoolRates,
+    pool_ops_from_df,
+    pool_periods,
+)
 from .cluster import (
     ClusterView,
     cluster_view,
@@ -26,12 +34,26 @@ from .cluster import (
     pg_bytes_by_seed,
     pgs_acting_on,
     pgs_not_clean,
-    pgs_without,
     pool_misplaced_ratios,
+    pool_pg_stats,
+    pool_refusal,
 )
 from .crush_bridge import load_crush_rules
-from .decision import Mode, ThresholdError, Thresholds, decide, held
-from .gates import GATE_NAMES, ClusterHealth, Gate, blocking_gates, pg_counts
+from .decision import DecisionState, Mode, ThresholdError, Thresholds
+from .gates import (
+    GATE_NAMES,
+    ClusterHealth,
+    Gate,
+    PgCounts,
+    all_settled,
+    holding_flags,
+    pg_counts,
+    pg_total,
+    pool_pg_states,
+    pools_with_unknown_pgs,
+    projected_urgent_fill,
+)
+from .histogram import TickHistogram
 from .metrics import MetricsBindError, MetricsServer
 from .report import history_dicts, render_history, render_status
 from .state import (
@@ -43,13 +65,43 @@ from .state import (
     ModuleState,
     PoolRole,
     Role,
+    StateError,
     SwitchRecord,
     UrgentPlacement,
     expected_rule,
 )
+from .tick import PoolNow, RuleChange, TickInputs, plan_tick
+from .upmaps import (
+    PoolPlan,
+    Regions,
+    commands,
+    current_items,
+    mapping_faults,
+    parse_pgid,
+    plan_pool,
+    regions_from_maps,
+    switch_moves,
+    target_urgent_share,
+)
+from .worker import KeyedWorker
 
 REQUIRED_RULES = (RULE_ISOLATED_NORMAL, RULE_SHARED, RULE_ISOLATED_URGENT)
-PG_DUMP_IDLE_SECS = 30.0
+# Map work (converting the OSD and CRUSH maps, planning upmap entries) runs on
+# a new OSD map epoch (notify 'osd_map', or our own commands), and at the
+# latest every MAP_REFRESH_SECS; a quiet tick reads counters only.
+MAP_REFRESH_SECS = 300.0
+# Slow-changing inputs of the gates (per-pool misplaced, OSD fill) are read
+# this often while no switch is being watched.
+SLOW_READ_SECS = 30.0
+TICK_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+# pg_upmap_items commands sent per tick, and how many at once: the mon folds
+# concurrent commands into one proposal, so a batch costs about one epoch.
+UPMAP_BATCH = 256
+UPMAP_PARALLEL = 8
+
+
+class RulesBusy(RuntimeError):
+    """An install of the rules is already running."""
 
 
 class OutputFormat(str, enum.Enum):
@@ -64,6 +116,21 @@ class ModeArg(str, enum.Enum):
     SHARED = "shared"
 
 
+@dataclass(frozen=True)
+class MapSnapshot:
+    """What the module needs of the OSD and CRUSH maps, as last converted.
+
+    Only the derived views are kept, not the dumps: everything the module
+    holds is walked by the garbage collector of its interpreter."""
+
+    at: float
+    view: ClusterView
+    regions: Regions
+    upmap_items: dict[int, dict[str, tuple[tuple[int, int], ...]]]
+    flags: tuple[str, ...]
+    nearfull_ratio: float
+
+
 @dataclass
 class SwitchTracking:
     """A switch whose data movement is still being watched."""
@@ -73,7 +140,7 @@ class SwitchTracking:
     before_up: dict[str, list[int]]
     progress_id: str
     isolating: bool
-    moving_at_start: int | None = None
+    moving_at_start: Optional[int] = None
 
 
 def _out(fmt: OutputFormat, data: Any, text: str) -> HandleCommandResult:
@@ -98,12 +165,21 @@ class Module(MgrModule):
         compat.option("min_dwell_secs", type="secs", default=7200, min=0, runtime=True,
                       desc="how long urgent activity must stay below the low threshold "
                            "before normal pools go back to shared"),
-        compat.option("interval_secs", type="secs", default=5, min=1, runtime=True,
-                      desc="how often the module measures and decides"),
+        compat.option("interval_secs", type="secs", default=1, min=1, runtime=True,
+                      desc="how often the module measures and decides (a quiet tick reads "
+                           "counters only: map work happens once per OSD map epoch)"),
+        compat.option("sustain_secs", type="secs", default=1, min=0, runtime=True,
+                      desc="urgent IOPS must stay at or above threshold_iops this long "
+                           "before normal pools are isolated (0: at once)"),
         compat.option("rate_window_secs", type="secs", default=5, min=1, runtime=True,
                       desc="window of the per-pool op rate"),
-        compat.option("max_misplaced_ratio", type="float", default=0.05, min=0.0, max=1.0,
-                      runtime=True, desc="no switch to shared while more objects are misplaced"),
+        compat.option("max_misplaced_ratio", type="float", default=-1.0, min=-1.0, max=1.0,
+                      runtime=True,
+                      desc="no switch to shared, no upmap placement while more objects are "
+                           "misplaced (-1: the balancer's target_max_misplaced_ratio)"),
+        compat.option("active", type="bool", default=True, runtime=True,
+                      desc="switch modes and place pools ('ceph sla on|off'); off: measure "
+                           "and report only"),
         compat.option("dry_run", type="bool", default=False, runtime=True,
                       desc="decide and report, but change no pool"),
         compat.option("normal_class", type="str", default="hdd", runtime=True,
@@ -118,7 +194,7 @@ class Module(MgrModule):
         compat.option("metrics_port", type="int", default=9284, min=0, max=65535, runtime=True,
                       desc="port of the Prometheus endpoint (0: no endpoint)"),
     ]
-    NOTIFY_TYPES: list[Any] = []
+    NOTIFY_TYPES: list[Any] = compat.notify_types("osd_map")
     if compat.COMMAND_REGISTRY is not None:
         CLICommand = compat.COMMAND_REGISTRY
 
@@ -126,20 +202,38 @@ class Module(MgrModule):
         super().__init__(*args, **kwargs)
         self._stop = threading.Event()
         self._lock = threading.RLock()
-        self._state: ModuleState | None = None
+        self._state: Optional[ModuleState] = None
         self._rates = PoolRates(5.0)
-        self._urgent_iops: float | None = None
+        self._urgent_iops: Optional[float] = None
         self._gates: list[Gate] = []
-        self._tracking: SwitchTracking | None = None
-        self._last_tti: float | None = None
+        self._tracking: Optional[SwitchTracking] = None
+        self._last_tti: Optional[float] = None
         self._misplaced: dict[int, float] = {}
-        self._verified: tuple[Any, str | None] | None = None
+        self._installing = False
+        self._perf_query_id: Optional[int] = None
+        self._perf_query_failed = False
+        self._perf_totals = PerfTotals()
+        self._repairs: list[str] = []  # the last drift repairs, for status
+        self._dry_decision: Optional[DecisionState] = None  # the dry run's own decision state
+        self._verifier: KeyedWorker[Optional[str]] = KeyedWorker(self._verify_rules,
+                                                                 "sla-verify")
         self._metrics = MetricsServer(self._status_snapshot)
-        self._metrics_where: tuple[str, int] | None = None
+        self._metrics_where: Optional[tuple[str, int]] = None
         self._health: dict[str, Any] = {}
         self._pg_status: dict[str, Any] = {}
+        self._pgs = PgCounts()
         self._pg_dump_at = 0.0
-        self._pgs_without_normal: int | None = None
+        self._pgs_without_normal: Optional[int] = None
+        self._upmap_key: Optional[tuple[int, str]] = None
+        self._maps_dirty = True
+        self._maps: Optional[MapSnapshot] = None
+        self._plan_cache: dict[Any, Any] = {}  # per-PG upmap plans, while the regions stay
+        self._plan_cache_for: Optional[int] = None
+        self._slow_at = 0.0
+        self._fill: Optional[float] = None
+        self._tick_hist = TickHistogram(TICK_BUCKETS)
+        self._upmap_status: dict[int, dict[str, Any]] = {}
+        self._upmaps_pending = 0
 
     # ---- options -----------------------------------------------------------
     def _opt(self, name: str) -> Any:
@@ -152,8 +246,8 @@ class Module(MgrModule):
     # ---- lifecycle ---------------------------------------------------------
     def serve(self) -> None:
         with self._lock:
-            self._state = ModuleState.from_json(self.get_store(STATE_KEY), time.time())
-        self.log.info("sla: starting in mode %s", self._state.decision.mode.value)
+            state = self._require_state()
+        self.log.info("sla: starting in mode %s", state.decision.mode.value)
         while not self._stop.is_set():
             try:
                 self._apply_metrics_options()
@@ -166,7 +260,41 @@ class Module(MgrModule):
     def shutdown(self) -> None:
         self._stop.set()
         self._metrics.stop()
+        self._remove_perf_query()
         super().shutdown()  # closes the librados handle compat.mon_command uses
+
+    def _managed_pools(self, view: ClusterView) -> frozenset[int]:
+        state = self._state
+        roles = state.roles if state is not None else {}
+        return frozenset(p for p in roles if p in view.pools)
+
+    def _read_perf_query(self, pools: frozenset[int]) -> Optional[dict[int, PoolPeriod]]:
+        """Per-pool counters since the last read, or None when this mgr
+        cannot run the perf query (then the df totals are used)."""
+        if self._perf_query_id is None:
+            if self._perf_query_failed:
+                return None
+            try:
+                self._perf_query_id = self.add_osd_perf_query(PERF_QUERY)
+            except Exception as e:  # an mgr without dynamic perf queries
+                self.log.warning("sla: no OSD perf query (%s): using df totals", e)
+            if self._perf_query_id is None:
+                self._perf_query_failed = True
+                return None
+            self.log.info("sla: OSD perf query %s registered", self._perf_query_id)
+        result = self.get_osd_perf_counters(self._perf_query_id)
+        if result is None:  # the query is gone: register it again next tick
+            self._perf_query_id = None
+            return None
+        return pool_periods(result, pools)
+
+    def _remove_perf_query(self) -> None:
+        if self._perf_query_id is not None:
+            try:
+                self.remove_osd_perf_query(self._perf_query_id)
+            except Exception as e:  # shutting down: nothing else to do about it
+                self.log.debug("sla: removing the perf query failed: %s", e)
+            self._perf_query_id = None
 
     def _apply_metrics_options(self) -> None:
         port = int(self._opt("metrics_port"))
@@ -189,21 +317,62 @@ class Module(MgrModule):
     def _view(self) -> ClusterView:
         return cluster_view(self.get("osd_map"), self.get("osd_map_crush"))
 
+    def notify(self, notify_type: Any, notify_id: str) -> None:
+        if str(getattr(notify_type, "value", notify_type)) == "osd_map":
+            self._maps_dirty = True
+
+    def _current_maps(self, now: float) -> MapSnapshot:
+        """The converted maps: converted again only after a new epoch."""
+        maps = self._maps
+        if maps is None or self._maps_dirty or now - maps.at >= MAP_REFRESH_SECS:
+            self._maps_dirty = False
+            osd_map, crush = self.get("osd_map"), self.get("osd_map_crush")
+            maps = MapSnapshot(now, cluster_view(osd_map, crush), self._regions(osd_map, crush),
+                               current_items(osd_map), holding_flags(str(osd_map.get("flags", ""))),
+                               float(osd_map.get("nearfull_ratio") or 0.85))
+            self._maps = maps
+        return maps
+
+    def _regions(self, osd_map: dict[str, Any], crush: dict[str, Any]) -> Regions:
+        return regions_from_maps(osd_map, crush, str(self._opt("failure_domain")),
+                                 str(self._opt("normal_class")), str(self._opt("urgent_class")))
+
     def tick(self) -> None:
-        now = time.time()
-        view = self._view()
+        started = time.monotonic()
+        try:
+            self._tick(time.time())
+        finally:
+            self._tick_hist.observe(time.monotonic() - started)
+
+    def _tick(self, now: float) -> None:
+        maps = self._current_maps(now)
+        view = maps.view
+        new_epoch = self._upmap_key is None or self._upmap_key[0] != view.epoch
         self._rates.window_secs = float(self._opt("rate_window_secs"))
         self._pg_status = self.get("pg_status")
-        if pg_counts(self._pg_status.get("pgs_by_state", [])).unknown:
-            # A PG without stats yet (a fresh mgr after failover) would make
-            # its pool's running totals jump from 0 to their full value: a
-            # huge false rate. Measure only once every PG has reported.
-            self._rates.reset()
+        summary = None if all_settled(self._pg_status) else self.get("pg_summary")
+        # rates of the managed pools only: at 1,000 pools the others would
+        # cost a thousand samples a tick for nothing
+        managed = self._managed_pools(view)
+        periods = self._read_perf_query(managed)
+        if periods is not None:
+            self._rates.add(now, self._perf_totals.add(periods, managed))
         else:
-            self._rates.add(now, pool_ops_from_df(self.get("df")))
+            # The df totals: a pool with a PG without stats yet (a fresh mgr
+            # after failover) is not measured until it has them.
+            self._rates.add(now, [o for o in pool_ops_from_df(self.get("df"))
+                                  if o.pool_id in managed],
+                            pools_with_unknown_pgs(summary or {}))
+        if new_epoch:
+            self._warn_positional(view)
         with self._lock:
             state = self._require_state()
             self._forget_deleted_pools(state, view)
+            # The gates look at the PGs of the managed pools only: an inactive
+            # PG in a pool the module does not move must not hold a switch.
+            # All PGs settled (the usual case): no per-pool read needed.
+            self._pgs = PgCounts(total=pg_total(self._pg_status)) if summary is None \
+                else pg_counts(pool_pg_states(summary, state.roles))
             urgent = [p for p, r in state.roles.items() if r.role is Role.URGENT]
             self._urgent_iops = self._rates.total_rate(urgent) if urgent else 0.0
             try:
@@ -215,35 +384,110 @@ class Module(MgrModule):
                     "count": 1, "detail": [str(e)]}
                 self._publish_health()
                 return
-            isolating = self._tracking is not None and self._tracking.isolating
-            decision = decide(state.decision, self._urgent_iops, now, thresholds,
-                              float(self._opt("min_dwell_secs")), state.pinned, isolating)
-            gates: list[Gate] = []
-            if decision.switch:
-                gates = blocking_gates(decision.target, self._health_snapshot(view, state),
-                                       float(self._opt("max_misplaced_ratio")))
-                if gates:
-                    state.decision = held(decision, state.decision)
-                    self._count_blocked(state, gates)
-                else:
-                    record = SwitchRecord(now, state.decision.mode.value, decision.target.value,
-                                          decision.reason, dry_run=bool(self._opt("dry_run")))
-                    state.decision = decision.state
-                    self._switch(state, record)
+            if not self._opt("active"):
+                # 'ceph sla off': measure and report, change nothing
+                self._gates = []
+                self._check_placement(state, maps, place=False)
+                self._track(state, view, now)
+                self._save(state)
+                self._publish_health()
+                return
+            dry_run = bool(self._opt("dry_run"))
+            # A dry run decides on a shadow of the decision state: the real
+            # mode, and so the pools, stay as they are; when it ends, the
+            # module carries on from the real state with real switch records.
+            if not dry_run or self._dry_decision is None:
+                self._dry_decision = state.decision
+            decided_from = self._dry_decision if dry_run else state.decision
+            plan = plan_tick(TickInputs(
+                now=now, state=decided_from, urgent_iops=self._urgent_iops,
+                thresholds=thresholds, min_dwell_secs=float(self._opt("min_dwell_secs")),
+                health=self._health_snapshot(view, state, maps, now),
+                max_misplaced_ratio=self._max_misplaced(),
+                pinned=state.pinned,
+                isolating=self._tracking is not None and self._tracking.isolating,
+                dry_run=dry_run, sustain_secs=float(self._opt("sustain_secs")),
+                pools=self._pools_now(state, view),
+                blocked_before=frozenset(g.name for g in self._gates)))
+            if plan.switch:
+                record = SwitchRecord(now, decided_from.mode.value,
+                                      plan.decision.target.value, plan.decision.reason,
+                                      dry_run=dry_run)
+            if dry_run:
+                self._dry_decision = plan.state
             else:
-                state.decision = decision.state
-            # Pools converge to the mode in force even while a switch away from
-            # it is blocked (a new urgent pool still goes to its own region).
-            if not self._opt("dry_run"):
-                gates += [g for g in self._converge(state, view, gates) if g not in gates]
-            self._gates = gates
+                state.decision = plan.state
+            if plan.switch:
+                self._switch(state, record)
+            for name in plan.newly_blocked:
+                state.blocked_total[name] = state.blocked_total.get(name, 0) + 1
+            self._gates = list(plan.gates) + self._apply_rule_changes(plan.rule_changes)
+            self._check_placement(state, self._current_maps(now), place=not dry_run)
             self._track(state, view, now)
             self._save(state)
         self._publish_health()
 
+    def _pools_now(self, state: ModuleState, view: ClusterView) -> list[PoolNow]:
+        return [PoolNow(pool_id, view.pools[pool_id].name, role,
+                        view.rule_name(view.pools[pool_id].rule_id))
+                for pool_id, role in sorted(state.roles.items()) if pool_id in view.pools]
+
+    def _apply_rule_changes(self, changes: tuple[RuleChange, ...]) -> list[Gate]:
+        """Set each pool's rule; a pool the mon refuses does not stop the others."""
+        failed: list[Gate] = []
+        for change in changes:
+            rc, _, err = compat.mon_command(self, {
+                "prefix": "osd pool set", "pool": change.pool, "var": "crush_rule",
+                "val": change.to_rule})
+            if rc != 0:
+                self.log.error("sla: osd pool set %s crush_rule %s failed: %s", change.pool,
+                               change.to_rule, err)
+                failed.append(Gate("apply_failed", f"osd pool set {change.pool} crush_rule "
+                                   f"{change.to_rule}: {err.strip()}"))
+                continue
+            self.log.info("sla: pool %s crush_rule %s -> %s", change.pool, change.from_rule,
+                          change.to_rule)
+            self._maps_dirty = True
+        if changes and len(failed) < len(changes) and self._tracking is not None \
+                and self._tracking.record.epoch is None:
+            rc, out, _ = compat.mon_command(self, {"prefix": "osd stat", "format": "json"})
+            if rc == 0:
+                self._tracking.record.epoch = int(json.loads(out).get("epoch", 0))
+        return _merge_gates(failed)
+
+    def _warn_positional(self, view: ClusterView) -> None:
+        """sla installs flat weight sets only; anyone else's positional ones
+        put every monitor at risk when a host or root is added."""
+        self._health.pop("SLA_POSITIONAL_WEIGHT_SET", None)
+        if view.positional_choose_args:
+            keys = ", ".join("compat" if k < 0 else f"pool {k}"
+                             for k in view.positional_choose_args)
+            self._health["SLA_POSITIONAL_WEIGHT_SET"] = {
+                "severity": "warning",
+                "summary": f"positional CRUSH weight sets installed ({keys}): adding a host or "
+                           "a root can abort every ceph-mon",
+                "count": len(view.positional_choose_args),
+                "detail": ["remove them before adding hosts or roots: 'ceph osd crush "
+                           "weight-set rm <pool>' (or rm-compat); see the sla docs, "
+                           "known-issues.md"]}
+
     def _require_state(self) -> ModuleState:
         if self._state is None:
-            self._state = ModuleState.from_json(self.get_store(STATE_KEY), time.time())
+            now = time.time()
+            text = self.get_store(STATE_KEY)
+            try:
+                self._state = ModuleState.from_json(text, now)
+            except StateError as e:
+                # Never drop the pool roles silently: keep the record beside
+                # the new one and say where.
+                backup = f"{STATE_KEY}.unreadable.{int(now)}"
+                self.set_store(backup, text)
+                self.log.error("sla: %s; kept it as config-key mgr/sla/%s and started "
+                               "fresh (isolated, no managed pools)", e, backup)
+                self._health["SLA_STATE_RESET"] = {
+                    "severity": "warning", "summary": "sla state unreadable: started fresh",
+                    "count": 1, "detail": [f"{e}; the old record is mgr/sla/{backup}"]}
+                self._state = ModuleState.initial(now)
         return self._state
 
     def _forget_deleted_pools(self, state: ModuleState, view: ClusterView) -> None:
@@ -251,24 +495,55 @@ class Module(MgrModule):
             self.log.info("sla: pool %d no longer exists; forgetting its role", pool_id)
             del state.roles[pool_id]
 
-    def _count_blocked(self, state: ModuleState, gates: list[Gate]) -> None:
-        # One count per blocked episode and reason, not one per tick.
-        new = {g.name for g in gates} - {g.name for g in self._gates}
-        for name in new:
-            state.blocked_total[name] = state.blocked_total.get(name, 0) + 1
-
-    def _health_snapshot(self, view: ClusterView, state: ModuleState) -> ClusterHealth:
+    def _health_snapshot(self, view: ClusterView, state: ModuleState, maps: MapSnapshot,
+                         now: float) -> ClusterHealth:
         pg_status = self._pg_status
         classes = {self._opt("normal_class"), self._opt("urgent_class")}
         rule_osds = {o for o, c in view.device_class.items() if c in classes}
         missing = tuple(r for r in self._rules_needed(state) if r not in view.rules)
         return ClusterHealth(
-            pgs=pg_counts(pg_status.get("pgs_by_state", [])),
+            pgs=self._pgs,
             misplaced_ratio=float(pg_status.get("misplaced_ratio", 0.0)),
             down_osds=tuple(o for o in view.down_in_osds if o in rule_osds),
             missing_rules=missing,
             unverified=None if missing else self._unverified_reason(view, state),
+            flags=maps.flags,
+            urgent_fill_after=self._urgent_fill_after(view, state, maps, now),
+            nearfull_ratio=maps.nearfull_ratio,
         )
+
+    def _max_misplaced(self) -> float:
+        """Our option, or the balancer's target_max_misplaced_ratio (-1, default)."""
+        value = float(self._opt("max_misplaced_ratio"))
+        if value >= 0:
+            return value
+        try:
+            return float(self.get_ceph_option("target_max_misplaced_ratio"))
+        except Exception:  # an option this release does not have: Ceph's default
+            return 0.05
+
+    def _urgent_fill_after(self, view: ClusterView, state: ModuleState, maps: MapSnapshot,
+                           now: float) -> Optional[float]:
+        """The fullest urgent OSD once shared mode is placed (the capacity
+        gate); OSD fill changes slowly: read every SLOW_READ_SECS."""
+        if state.decision.mode is Mode.SHARED:
+            return None  # the data is there already
+        if self._fill is not None and now - self._slow_at < SLOW_READ_SECS:
+            return self._fill
+        regions = maps.regions
+        urgent = regions.of_class(regions.urgent_class)
+        stats = {int(o["osd"]): o for o in (self.get("osd_stats") or {}).get("osd_stats", [])}
+        size = {o: float(stats[o].get("kb", 0)) * 1024 for o in urgent if o in stats}
+        used = {o: float(stats[o].get("kb_used", 0)) * 1024 for o in urgent if o in stats}
+        normal = set(self._normal_pools(state))
+        df = {int(p["id"]): p.get("stats", {}) for p in (self.get("df") or {}).get("pools", [])}
+        normal_bytes = sum(float(df.get(p, {}).get("bytes_used", 0)) for p in normal)
+        sizes = [view.pools[p].size for p in normal if p in view.pools]
+        share = target_urgent_share(regions, max(sizes, default=3))
+        weights = {o: regions.osds[o].weight for o in urgent}
+        self._fill = projected_urgent_fill(used, size, weights, normal_bytes, share)
+        self._slow_at = now
+        return self._fill
 
     def _rules_needed(self, state: ModuleState) -> list[str]:
         needed = list(REQUIRED_RULES)
@@ -279,7 +554,7 @@ class Module(MgrModule):
     def _normal_pools(self, state: ModuleState) -> list[int]:
         return sorted(p for p, r in state.roles.items() if r.role is Role.NORMAL)
 
-    def _unverified_reason(self, view: ClusterView, state: ModuleState) -> str | None:
+    def _unverified_reason(self, view: ClusterView, state: ModuleState) -> Optional[str]:
         """Why the installed rules cannot be trusted for shared mode, if so.
 
         Verified on the real PG mappings (crush_rules, osdmaptool) once per
@@ -289,18 +564,31 @@ class Module(MgrModule):
         if lacking:
             return (f"pools {lacking} have no sla choose_args: run 'ceph sla rules apply'")
         key = (view.crush_version, tuple(normal))
-        if self._verified is not None and self._verified[0] == key:
-            return self._verified[1]
+        done, reason = self._verifier.result(key, self._generate_options(state, view))
+        if not done:
+            return f"rules being verified (crush version {view.crush_version})"
+        return reason
+
+    def _verify_rules(self, options: Any) -> Optional[str]:
+        """Runs in the verifier's thread: crushtool and osdmaptool on the live
+        maps, without the module lock. Weight sets that drifted (a reweight or
+        a new OSD writes its weight into every weight set) are regenerated,
+        verified and installed (compare-and-swap), then checked again."""
         try:
             crush = load_crush_rules()
-            report = crush.verify_live(self._cli(crush), crush.Tools(),
-                                       self._generate_options(crush, state, view))
-            reason = None if report.ok else "rules fail verification: " + "; ".join(
-                report.failures)
-        except Exception as e:
-            reason = f"rules could not be verified: {e}"
-        self._verified = (key, reason)
-        return reason
+            report = crush.verify_live(self._cli(crush), crush.Tools(), options)
+            drift = drifted(report.failures)
+            if drift:
+                self.log.warning("sla: weight sets drifted (%s); repairing", drift[0])
+                result = crush.install(self._cli(crush), crush.Tools(), options, repair=True)
+                self._repairs.append(f"{time.strftime('%Y-%m-%d %H:%M:%S')}: {drift[0]}")
+                del self._repairs[:-5]
+                self.log.info("sla: weight sets repaired; PGs remapped back: %s",
+                              dict(result.upgraded_pools))
+                report = crush.verify_live(self._cli(crush), crush.Tools(), options)
+        except Exception as e:  # any failure to verify is a reason not to share
+            return f"rules could not be verified: {e}"
+        return None if report.ok else "rules fail verification: " + "; ".join(report.failures)
 
     def _cli(self, crush: Any) -> Any:
         # The mgr's own identity: its mon caps ('allow profile mgr') include
@@ -309,8 +597,9 @@ class Module(MgrModule):
                              name=f"mgr.{self.get_mgr_id()}",
                              keyring=str(self.get_ceph_option("keyring")))
 
-    def _generate_options(self, crush: Any, state: ModuleState, view: ClusterView,
+    def _generate_options(self, state: ModuleState, view: ClusterView,
                           extra_normal: tuple[int, ...] = ()) -> Any:
+        crush = load_crush_rules()
         normal = tuple(sorted({*self._normal_pools(state), *extra_normal}))
         hybrid = tuple(sorted(p for p, r in state.roles.items()
                               if r.role is Role.URGENT and r.placement is UrgentPlacement.HYBRID))
@@ -347,67 +636,133 @@ class Module(MgrModule):
                                         f"sla-switch-{int(record.time * 1000)}",
                                         record.to_mode == Mode.ISOLATED.value)
 
-    def _converge(self, state: ModuleState, view: ClusterView,
-                  already_blocked: list[Gate]) -> list[Gate]:
-        """Set every managed pool's rule to the one its role and the mode want."""
-        mode = state.decision.mode
-        changes = []
+    def _upmap_placements(self, state: ModuleState, view: ClusterView) -> dict[int, str]:
+        """Pool id -> what its pg_upmap_items must do, by the rule it is on now:
+        'shared' and 'hybrid' place replicas on urgent OSDs (upmaps.py),
+        'isolated' removes every entry that reaches an urgent OSD."""
+        out: dict[int, str] = {}
+        for pool_id, role in state.roles.items():
+            pool = view.pools.get(pool_id)
+            if pool is None:
+                continue
+            rule = view.rule_name(pool.rule_id)
+            if role.role is Role.NORMAL and rule == RULE_SHARED:
+                out[pool_id] = "shared"
+            elif role.role is Role.NORMAL and rule == RULE_ISOLATED_NORMAL:
+                out[pool_id] = "isolated"
+            elif role.role is Role.URGENT and rule == RULE_HYBRID:
+                out[pool_id] = "hybrid"
+        return out
+
+    def _check_placement(self, state: ModuleState, maps: MapSnapshot, place: bool) -> None:
+        """On a new OSD map epoch: check every managed pool's real up sets
+        (normal inclusion, an OSD or a failure domain twice) and, if `place`,
+        bring the pg_upmap_items to what each pool's rule wants.
+
+        A reweight, a new OSD, the balancer's entries, the mon cancelling
+        ours: each comes with a new epoch, so that is when to look again."""
+        view, regions = maps.view, maps.regions
+        placements = self._upmap_placements(state, view) if place else {}
+        key = (view.epoch, json.dumps(sorted(placements.items())))
+        if key == self._upmap_key and not self._upmaps_pending:
+            return
+        self._upmap_key = key
+        items = maps.upmap_items
+        osdmap = self.get_osdmap()
+        plans: list[PoolPlan] = []
+        faults: list[str] = []
+        no_normal: list[str] = []
+        self._upmap_status = {}
         for pool_id, role in sorted(state.roles.items()):
-            pool = view.pools[pool_id]
-            want = expected_rule(role, mode)
-            if view.rules.get(want) != pool.rule_id:
-                changes.append((pool, want))
-        if not changes:
-            return []
-        # Moving normal pools to isolation, or urgent pools onto their own
-        # region, protects the SLA: only the gates for isolation apply.
-        target = Mode.SHARED if any(w == RULE_SHARED for _, w in changes) else Mode.ISOLATED
-        gates = blocking_gates(target, self._health_snapshot(view, state),
-                               float(self._opt("max_misplaced_ratio")))
-        if gates:
-            if not already_blocked:
-                self._count_blocked(state, gates)
-            return gates
-        for pool, want in changes:
-            rc, _, err = compat.mon_command(self, {"prefix": "osd pool set", "pool": pool.name,
-                                                   "var": "crush_rule", "val": want})
-            if rc != 0:
-                self.log.error("sla: osd pool set %s crush_rule %s failed: %s", pool.name, want,
-                               err)
-                return [Gate("apply_failed", f"osd pool set {pool.name} crush_rule {want}: "
-                             f"{err.strip()}")]
-            self.log.info("sla: pool %s crush_rule %s -> %s", pool.name,
-                          view.rule_name(pool.rule_id), want)
-        rc, out, _ = compat.mon_command(self, {"prefix": "osd stat", "format": "json"})
-        if rc == 0 and self._tracking is not None and self._tracking.record.epoch is None:
-            self._tracking.record.epoch = int(json.loads(out).get("epoch", 0))
-        return []
+            if pool_id not in view.pools:
+                continue
+            up = osdmap.map_pool_pgs_up(pool_id)
+            found = mapping_faults(up, regions, need_normal=role.role is Role.NORMAL)
+            faults += [f"pg {pg}: one OSD twice in the up set" for pg in found.osd_twice]
+            faults += [f"pg {pg}: two replicas in one {self._opt('failure_domain')}"
+                       for pg in found.domain_twice]
+            no_normal += list(found.no_normal)
+            placement = placements.get(pool_id)
+            if placement is None:
+                continue
+            if self._plan_cache_for != regions.fingerprint or len(self._plan_cache) > 1 << 20:
+                self._plan_cache, self._plan_cache_for = {}, regions.fingerprint
+            plan = plan_pool(pool_id, up, items.get(pool_id, {}), regions,
+                             view.pools[pool_id].size, placement, self._plan_cache)
+            plans.append(plan)
+            replicas = sum(len(u) for u in up.values())
+            urgent = sum(1 for u in up.values() for o in u
+                         if o in regions.osds and regions.osds[o].cls == regions.urgent_class)
+            self._upmap_status[pool_id] = {
+                "placement": placement, "pgs_with_upmaps": len(plan.wanted),
+                "pending": plan.pending,
+                "urgent_replica_share": round(urgent / replicas, 4) if replicas else None}
+        self._set_fault_health(faults)
+        self._set_inclusion_health(no_normal)
+        self._upmaps_pending = sum(p.pending for p in plans)
+        hold = self._upmap_hold()
+        batch = [c for p in plans for c in commands(p, placing=not hold)][:UPMAP_BATCH]
+        if batch:
+            self._send_upmap_batch(batch)
+
+    def _send_upmap_batch(self, batch: list[dict[str, Any]]) -> None:
+        with ThreadPoolExecutor(UPMAP_PARALLEL) as pool:
+            results = list(pool.map(lambda c: compat.mon_command(self, c), batch))
+        self._maps_dirty = True
+        failed = [(c, err) for c, (rc, _, err) in zip(batch, results) if rc != 0]
+        for cmd, err in failed[:5]:
+            self.log.warning("sla: %s %s failed: %s", cmd["prefix"], cmd["pgid"], err.strip())
+        self.log.info("sla: upmap entries: %d set, %d removed, %d failed",
+                      sum(1 for c in batch if c["prefix"] == "osd pg-upmap-items"),
+                      sum(1 for c in batch if c["prefix"] == "osd rm-pg-upmap-items"),
+                      len(failed))
+        track = self._tracking
+        if track is not None and track.record.pgs_moved is None:
+            rc, out, _ = compat.mon_command(self, {"prefix": "osd stat", "format": "json"})
+            if rc == 0:  # the switch's placement is complete from this epoch on
+                track.record.epoch = int(json.loads(out).get("epoch", 0))
+
+    def _upmap_hold(self) -> bool:
+        """Placing replicas on urgent OSDs moves data: as the balancer, only
+        on a cluster with every PG active and not degraded, and misplaced
+        objects under max_misplaced_ratio."""
+        pgs = self._pgs
+        misplaced = float(self._pg_status.get("misplaced_ratio", 0.0))
+        return bool(pgs.inactive or pgs.degraded or pgs.unknown
+                    or misplaced > self._max_misplaced())
+
+    def _set_fault_health(self, faults: list[str]) -> None:
+        self._health.pop("SLA_PLACEMENT_FAULT", None)
+        if faults:
+            self._health["SLA_PLACEMENT_FAULT"] = {
+                "severity": "warning",
+                "summary": f"{len(faults)} PGs of sla pools break a placement rule",
+                "count": len(faults), "detail": faults[:20]}
 
     def _track(self, state: ModuleState, view: ClusterView, now: float) -> None:
         """Progress of the data movement of the last switch, PGs moved, and
         time to isolation (no normal-pool PG acting on an urgent OSD)."""
         track = self._tracking
-        # pg_dump walks every PG: read it each tick only while a switch is
-        # being watched, otherwise now and then for the misplaced metrics.
-        if track is None and now - self._pg_dump_at < PG_DUMP_IDLE_SECS:
-            return
-        pg_dump = self.get("pg_dump")
-        self._pg_dump_at = now
-        self._misplaced = pool_misplaced_ratios(pg_dump)
-        self._check_inclusion(state, view, pg_dump.get("pg_stats", []))
         if track is None:
+            # per-pool misplaced ratios for status and metrics, now and then
+            if now - self._pg_dump_at >= SLOW_READ_SECS:
+                self._pg_dump_at = now
+                self._misplaced = pool_misplaced_ratios(self.get("pool_stats") or {})
             return
         record = track.record
         if record.epoch is None or view.epoch < record.epoch:
             return  # the mgr has not seen the new rules yet
         normal = self._normal_pools(state)
+        if record.pgs_moved is None and self._upmaps_pending:
+            return  # the switch's upmap entries are still being placed
         if record.pgs_moved is None:
             after: dict[str, list[int]] = {}
             osdmap = self.get_osdmap()
             for pool_id in normal:
                 after.update(osdmap.map_pool_pgs_up(pool_id))
             record.pgs_moved, record.replicas_moved = mapping_change(track.before_up, after)
-        stats = pg_dump.get("pg_stats", [])
+        # while a switch is watched: the PG stats of the normal pools, each tick
+        stats = pool_pg_stats(self.get("pg_stats") or {}, normal)
         moving = pgs_not_clean(stats, normal)
         if track.moving_at_start is None:
             track.moving_at_start = max(moving, 1)
@@ -430,21 +785,19 @@ class Module(MgrModule):
                                   f"pools moving", ev_progress=fraction,
                            refs=[("pool", p) for p in normal])
 
-    def _check_inclusion(self, state: ModuleState, view: ClusterView,
-                         pg_stats: list[dict[str, Any]]) -> None:
+    def _set_inclusion_health(self, missing: list[str]) -> None:
         """Warn when a normal-pool PG has no replica on the normal class."""
         self._health.pop("SLA_NORMAL_INCLUSION", None)
-        normal_osds = view.osds_of_class(str(self._opt("normal_class")))
-        missing = pgs_without(pg_stats, self._normal_pools(state), normal_osds)
         self._pgs_without_normal = len(missing)
         if missing:
+            normal = self._opt("normal_class")
             self._health["SLA_NORMAL_INCLUSION"] = {
                 "severity": "warning",
                 "summary": f"{len(missing)} PGs of normal pools have no replica on class "
-                           f"{self._opt('normal_class')}",
+                           f"{normal}",
                 "count": len(missing),
-                "detail": [f"pg {pgid}: up set has no {self._opt('normal_class')} OSD "
-                           "(a pg_upmap entry? exclude normal pools from the balancer)"
+                "detail": [f"pg {pgid}: up set has no {normal} OSD (a pg_upmap entry from "
+                           "outside sla? exclude normal pools from the balancer)"
                            for pgid in missing[:20]]}
 
     def _finish_progress(self, track: SwitchTracking, failed: bool) -> None:
@@ -478,11 +831,12 @@ class Module(MgrModule):
 
     # ---- status ------------------------------------------------------------
     def _status_snapshot(self) -> dict[str, Any]:
-        view = self._view()
+        # the maps the last tick converted: a status or a scrape converts nothing
+        view = self._maps.view if self._maps is not None else self._view()
         with self._lock:
             state = self._require_state()
             try:
-                thresholds: Thresholds | None = self._thresholds()
+                thresholds: Optional[Thresholds] = self._thresholds()
             except ThresholdError:
                 thresholds = None
             last = state.last_switch()
@@ -498,11 +852,15 @@ class Module(MgrModule):
                     "expected_rule": expected_rule(role, state.decision.mode),
                     "client_iops": self._rates.rate(pool_id),
                     "misplaced_ratio": self._misplaced.get(pool_id, 0.0),
+                    "upmaps": self._upmap_status.get(pool_id),
                 })
             return {
                 "mode": state.decision.mode.value,
                 "pinned": state.pinned is not None,
                 "dry_run": bool(self._opt("dry_run")),
+                "active": bool(self._opt("active")),
+                "dry_run_mode": (self._dry_decision.mode.value
+                                 if self._opt("dry_run") and self._dry_decision else None),
                 "urgent_iops": self._urgent_iops,
                 "threshold_iops": thresholds.high_iops if thresholds else None,
                 "threshold_low_iops": thresholds.low_iops if thresholds else None,
@@ -514,7 +872,9 @@ class Module(MgrModule):
                 "last_switch": last.to_dict() if last else None,
                 "time_to_isolation_secs": self._last_tti,
                 "pgs_without_normal_replica": self._pgs_without_normal,
+                "weight_set_repairs": list(self._repairs),
                 "gates": [g.to_dict() for g in self._gates],
+                "tick_seconds": self._tick_hist.to_dict(),
                 "pools": pools,
             }
 
@@ -569,10 +929,17 @@ class Module(MgrModule):
             return _err(errno.ENOENT, f"pool '{pool}' does not exist")
         if placement is not None and role is not Role.URGENT:
             return _err(errno.EINVAL, "placement applies to urgent pools only")
-        new = PoolRole(role, placement or UrgentPlacement.ISOLATED)
+        crush_dump = self.get("osd_map_crush")
+        refusal = pool_refusal(info, crush_dump, str(self._opt("failure_domain")))
+        if refusal:
+            return _err(errno.EINVAL, refusal)
+        rule_now = view.rule_name(info.rule_id)
         with self._lock:
             state = self._require_state()
             current = state.roles.get(info.pool_id)
+            original = current.original_rule if current is not None else (
+                None if rule_now.startswith("sla_") else rule_now)
+            new = PoolRole(role, placement or UrgentPlacement.ISOLATED, original)
             if current is not None and current.role is not role:
                 return _err(errno.EINVAL, f"pool '{pool}' is already {current.role.value}: "
                             f"'ceph sla pool rm {pool}' first")
@@ -582,21 +949,28 @@ class Module(MgrModule):
             if missing:
                 return _err(errno.ENOENT, f"CRUSH rules {', '.join(missing)} are missing: "
                             "run 'ceph sla rules apply' first")
-            if role is Role.NORMAL and info.pool_id not in view.choose_args_pools:
-                # sla_shared needs this pool's own choose_args. Adding them must
-                # not remap the pool, so it first moves onto sla_isolated_normal
-                # (which the choose_args do not touch); the loop takes it on to
-                # sla_shared if that is the mode.
-                try:
-                    if view.rule_name(info.rule_id) != RULE_ISOLATED_NORMAL:
-                        rc, _, err = compat.mon_command(self, {
-                            "prefix": "osd pool set", "pool": pool, "var": "crush_rule",
-                            "val": RULE_ISOLATED_NORMAL})
-                        if rc != 0:
-                            raise RuntimeError(err.strip())
-                    self._install_rules(state, extra_normal=(info.pool_id,))
-                except Exception as e:
-                    return _err(errno.EIO, f"could not add pool '{pool}' to the sla rules: {e}")
+            needs_args = role is Role.NORMAL and info.pool_id not in view.choose_args_pools
+            options = self._generate_options(state, view, (info.pool_id,)) if needs_args \
+                else None
+        if options is not None:
+            # sla_shared needs this pool's own choose_args. Adding them must
+            # not remap the pool, so it first moves onto sla_isolated_normal
+            # (which the choose_args do not touch); the loop takes it on to
+            # sla_shared if that is the mode.
+            try:
+                if view.rule_name(info.rule_id) != RULE_ISOLATED_NORMAL:
+                    rc, _, err = compat.mon_command(self, {
+                        "prefix": "osd pool set", "pool": pool, "var": "crush_rule",
+                        "val": RULE_ISOLATED_NORMAL})
+                    if rc != 0:
+                        raise RuntimeError(err.strip())
+                self._install_rules(options)
+            except RulesBusy as e:
+                return _err(errno.EBUSY, str(e))
+            except Exception as e:  # CrushError or a failed mon command: say which
+                return _err(errno.EIO, f"could not add pool '{pool}' to the sla rules: {e}")
+        with self._lock:
+            state = self._require_state()
             state.roles[info.pool_id] = new
             self._save(state)
         return _out(format, {"pool": pool, "pool_id": info.pool_id, "role": role.value,
@@ -606,36 +980,124 @@ class Module(MgrModule):
     @compat.write_command("sla pool rm")
     def cmd_pool_rm(self, pool: str, format: OutputFormat = OutputFormat.PLAIN
                     ) -> HandleCommandResult:
-        """Stop managing a pool (its crush_rule is left as it is)"""
+        """Stop managing a pool: sla upmap entries and weight set removed, original rule back"""
         view = self._view()
         info = view.pool_by_name(pool)
         if info is None:
             return _err(errno.ENOENT, f"pool '{pool}' does not exist")
         with self._lock:
             state = self._require_state()
-            if info.pool_id not in state.roles:
+            role = state.roles.get(info.pool_id)
+            if role is None:
                 return _err(errno.ENOENT, f"pool '{pool}' is not managed by sla")
-            del state.roles[info.pool_id]
+        done, failed = self._release_pool(info.pool_id, info.name, role, view)
+        if failed:
+            return _err(errno.EIO, f"pool '{pool}' is still managed: {failed}")
+        with self._lock:
+            state.roles.pop(info.pool_id, None)
             self._save(state)
-        return _out(format, {"pool": pool, "removed": True}, f"pool '{pool}' is not managed\n")
+        return _out(format, {"pool": pool, "removed": True, "steps": done},
+                    f"pool '{pool}' is not managed: " + "; ".join(done) + "\n")
+
+    @compat.write_command("sla release")
+    def cmd_release(self, format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
+        """Release every managed pool: original rules back, sla upmaps and weight sets gone"""
+        view = self._view()
+        with self._lock:
+            state = self._require_state()
+            roles = dict(state.roles)
+        report: dict[str, Any] = {}
+        errors = []
+        for pool_id, role in sorted(roles.items()):
+            info = view.pools.get(pool_id)
+            if info is None:
+                continue
+            done, failed = self._release_pool(pool_id, info.name, role, view)
+            report[info.name] = done
+            if failed:
+                errors.append(f"{info.name}: {failed}")
+                continue
+            with self._lock:
+                state.roles.pop(pool_id, None)
+                self._save(state)
+        if errors:
+            return _err(errno.EIO, "not released: " + "; ".join(errors))
+        text = "".join(f"{name}: {'; '.join(steps)}\n" for name, steps in report.items())
+        return _out(format, {"released": report}, text or "no managed pools\n")
+
+    def _release_pool(self, pool_id: int, name: str, role: PoolRole, view: ClusterView
+                      ) -> tuple[list[str], Optional[str]]:
+        """Undo what sla did to one pool, in an order that never leaves it on
+        urgent OSDs: its upmap entries, its rule, its weight set."""
+        done: list[str] = []
+        osd_map = self.get("osd_map")
+        urgent = view.osds_of_class(str(self._opt("urgent_class")))
+        entries = current_items(osd_map).get(pool_id, {})
+        ours = sorted(pg for pg, pairs in entries.items() if any(t in urgent for _, t in pairs))
+        for pgid in ours:
+            rc, _, err = compat.mon_command(self, {"prefix": "osd rm-pg-upmap-items",
+                                                   "pgid": pgid})
+            if rc != 0:
+                return done, f"osd rm-pg-upmap-items {pgid}: {err.strip()}"
+        if ours:
+            done.append(f"{len(ours)} upmap entries removed")
+        rule_now = view.rule_name(view.pools[pool_id].rule_id)
+        if role.original_rule and rule_now.startswith("sla_"):
+            if role.original_rule not in view.rules:
+                return done, (f"its original rule {role.original_rule} no longer exists: "
+                              f"'ceph osd pool set {name} crush_rule <rule>' first")
+            rc, _, err = compat.mon_command(self, {"prefix": "osd pool set", "pool": name,
+                                                   "var": "crush_rule",
+                                                   "val": role.original_rule})
+            if rc != 0:
+                return done, f"osd pool set crush_rule {role.original_rule}: {err.strip()}"
+            done.append(f"crush_rule {rule_now} -> {role.original_rule}")
+        elif rule_now.startswith("sla_"):
+            done.append(f"crush_rule left on {rule_now} (no original rule recorded)")
+        if pool_id in view.choose_args_pools:
+            rc, _, err = compat.mon_command(self, {"prefix": "osd crush weight-set rm",
+                                                   "pool": name})
+            if rc != 0:
+                return done, f"osd crush weight-set rm {name}: {err.strip()}"
+            done.append("weight set removed")
+        return done, None
+
+    @compat.write_command("sla on")
+    def cmd_on(self) -> HandleCommandResult:
+        """Let the module switch modes and place the managed pools"""
+        self.set_module_option("active", True)
+        return HandleCommandResult(0, "sla is on\n", "")
+
+    @compat.write_command("sla off")
+    def cmd_off(self) -> HandleCommandResult:
+        """Stop switching and placing (pools stay as they are); measure and report only"""
+        self.set_module_option("active", False)
+        return HandleCommandResult(0, "sla is off: pools stay as they are\n", "")
 
     @compat.read_command("sla plan")
     def cmd_plan(self, format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
         """What the next switch would move: PGs, replicas and bytes per normal pool"""
-        view = self._view()
+        osd_map, crush = self.get("osd_map"), self.get("osd_map_crush")
+        view = cluster_view(osd_map, crush)
         with self._lock:
             state = self._require_state()
             target = _other(state.decision.mode)
             normal = self._normal_pools(state)
         rule = RULE_SHARED if target is Mode.SHARED else RULE_ISOLATED_NORMAL
-        try:
-            crush = load_crush_rules()
-            stats = self.get("pg_dump").get("pg_stats", [])
-            plans = [crush.plan_switch(self._cli(crush), crush.Tools(), view.pools[p].name, rule,
-                                       pg_bytes=pg_bytes_by_seed(stats, p)).to_dict()
-                     for p in normal]
-        except Exception as e:
-            return _err(errno.EIO, f"could not plan the switch: {e}")
+        regions = self._regions(osd_map, crush)
+        items = current_items(osd_map)
+        osdmap = self.get_osdmap()
+        stats = self.get("pg_dump").get("pg_stats", [])
+        plans: list[dict[str, Any]] = []
+        for pool_id in normal:
+            moves = switch_moves(osdmap.map_pool_pgs_up(pool_id), items.get(pool_id, {}),
+                                 regions, view.pools[pool_id].size, target.value)
+            pg_bytes = pg_bytes_by_seed(stats, pool_id)
+            plans.append({
+                "pool": view.pools[pool_id].name, "pool_id": pool_id,
+                "pgs": len(osdmap.map_pool_pgs_up(pool_id)), "pgs_moving": len(moves),
+                "replicas": sum(moves.values()),
+                "bytes": sum(n * pg_bytes.get(parse_pgid(pg)[1], 0) for pg, n in moves.items())})
         data = {"to_mode": target.value, "rule": rule, "pools": plans,
                 "pgs": sum(p["pgs_moving"] for p in plans),
                 "replicas": sum(p["replicas"] for p in plans),
@@ -650,22 +1112,49 @@ class Module(MgrModule):
         """Generate, verify and install the sla CRUSH rules from the live map"""
         with self._lock:
             state = self._require_state()
-            try:
-                result = self._install_rules(state)
-            except Exception as e:
-                return _err(errno.EINVAL, f"rules not installed: {e}")
+            options = self._generate_options(state, self._view())
             normal = self._normal_pools(state)
+        try:
+            result = self._install_rules(options)
+        except RulesBusy as e:
+            return _err(errno.EBUSY, str(e))
+        except Exception as e:  # CrushError or a failed mon command: say which
+            return _err(errno.EINVAL, f"rules not installed: {e}")
         data = result.to_dict()
         return _out(format, data, ("installed" if result.changed else "unchanged") +
                     f": sla CRUSH rules, shared weight sets for normal pools {normal}\n")
 
-    def _install_rules(self, state: ModuleState, extra_normal: tuple[int, ...] = ()) -> Any:
-        crush = load_crush_rules()
-        result = crush.install(self._cli(crush), crush.Tools(),
-                               self._generate_options(crush, state, self._view(), extra_normal))
-        self._verified = None
+    def _install_rules(self, options: Any) -> Any:
+        """crush_rules.install (getcrushmap, crushtool, osdmaptool, setcrushmap):
+        seconds of work, run without the module lock, one at a time."""
+        with self._lock:
+            if self._installing:
+                raise RulesBusy("another 'ceph sla rules apply' or 'pool set' is installing "
+                                "the rules; try again when it ends")
+            self._installing = True
+        try:
+            crush = load_crush_rules()
+            result = crush.install(self._cli(crush), crush.Tools(), options)
+        finally:
+            with self._lock:
+                self._installing = False
+        self._verifier.forget()
         return result
 
 
 def _other(mode: Mode) -> Mode:
     return Mode.SHARED if mode is Mode.ISOLATED else Mode.ISOLATED
+
+
+def drifted(failures: Any) -> list[str]:
+    """The verification failures that mean our flat weight sets drifted from
+    the tree (R4: a pool no longer maps like sla_isolated_normal; R5: a switch
+    would move replicas; R6: a set with positions, from an older version)."""
+    return [f for f in failures if str(f).split(" ", 1)[0] in ("R4", "R5", "R6")]
+
+
+def _merge_gates(gates: list[Gate]) -> list[Gate]:
+    """One apply_failed gate naming every pool that failed."""
+    if len(gates) <= 1:
+        return gates
+    return [Gate("apply_failed", "; ".join(g.detail for g in gates))]

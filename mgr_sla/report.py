@@ -11,13 +11,16 @@ from .state import ModuleState
 def render_status(status: dict[str, Any]) -> str:
     lines = [
         f"mode:        {status['mode']} ({'pinned' if status['pinned'] else 'auto'})"
-        + ("  [dry run: nothing is changed]" if status["dry_run"] else ""),
+        + ("  [dry run: nothing is changed]" if status["dry_run"] else "")
+        + ("" if status.get("active", True) else "  [off: 'ceph sla on' to resume]"),
         f"since:       {_when(status['since'])}",
         "urgent IOPS: " + ("unknown yet" if status["urgent_iops"] is None
                            else f"{status['urgent_iops']:.1f}"),
         f"thresholds:  high {status['threshold_iops']:g}, low {status['threshold_low_iops']:g} "
         f"IOPS, dwell {status['min_dwell_secs']:g} s",
     ]
+    if status["dry_run"] and status.get("dry_run_mode"):
+        lines.append(f"dry run:     would be {status['dry_run_mode']}")
     last = status.get("last_switch")
     if last:
         lines.append(f"last switch: {_when(last['time'])} {last['from']} -> {last['to']}: "
@@ -26,6 +29,11 @@ def render_status(status: dict[str, Any]) -> str:
         lines.append(f"time to isolation (last): {status['time_to_isolation_secs']:.1f} s")
     for gate in status["gates"]:
         lines.append(f"blocked:     {gate['name']}: {gate['detail']}")
+    if status.get("pgs_without_normal_replica"):
+        lines.append(f"inclusion:   {status['pgs_without_normal_replica']} PGs of normal pools "
+                     "without a normal replica (ceph health detail)")
+    for repair in status.get("weight_set_repairs") or []:
+        lines.append(f"repaired:    {repair}")
     if status["pools"]:
         lines.append("")
         lines.append(f"{'POOL':<20} {'ID':>4} {'ROLE':<7} {'RULE':<22} {'EXPECTED':<22} "

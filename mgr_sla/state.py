@@ -21,6 +21,7 @@ SLA_RULES = (RULE_ISOLATED_NORMAL, RULE_SHARED, RULE_ISOLATED_URGENT, RULE_HYBRI
 
 HISTORY_LEN = 50
 STATE_KEY = "state"
+STATE_VERSION = 2  # 1: no "version" key, no original rules
 
 
 class Role(str, enum.Enum):
@@ -40,6 +41,9 @@ class UrgentPlacement(str, enum.Enum):
 class PoolRole:
     role: Role
     placement: UrgentPlacement = UrgentPlacement.ISOLATED
+    # the rule the pool had before sla managed it: `pool rm` and `release`
+    # put it back (None: managed by a version that did not record it)
+    original_rule: str | None = None
 
 
 def expected_rule(role: PoolRole, mode: Mode) -> str:
@@ -93,11 +97,13 @@ class ModuleState:
 
     def to_json(self) -> str:
         return json.dumps({
+            "version": STATE_VERSION,
             "mode": self.decision.mode.value,
             "mode_since": self.decision.mode_since,
             "quiet_since": self.decision.quiet_since,
             "pinned": self.pinned.value if self.pinned else None,
-            "roles": {str(pid): {"role": r.role.value, "placement": r.placement.value}
+            "roles": {str(pid): {"role": r.role.value, "placement": r.placement.value,
+                                 "original_rule": r.original_rule}
                       for pid, r in sorted(self.roles.items())},
             "history": [asdict(r) for r in self.history],
             "switches_total": self.switches_total,
@@ -106,15 +112,21 @@ class ModuleState:
 
     @staticmethod
     def from_json(text: str | None, now: float) -> ModuleState:
-        """Restore; a missing or unreadable record starts fresh (isolated)."""
+        """Restore; a missing record starts fresh (isolated). An unreadable
+        one raises StateError: the caller keeps a copy and says so."""
         if not text:
             return ModuleState.initial(now)
         try:
             raw = json.loads(text)
+            version = int(raw.get("version", 1))
+            if version > STATE_VERSION:
+                raise StateError(f"state version {version} is newer than this module's "
+                                 f"{STATE_VERSION}")
             decision = DecisionState(Mode(raw["mode"]), float(raw["mode_since"]),
                                      raw.get("quiet_since"))
             roles = {int(pid): PoolRole(Role(r["role"]), UrgentPlacement(r.get("placement",
-                     "isolated"))) for pid, r in raw.get("roles", {}).items()}
+                     "isolated")), r.get("original_rule")) for pid, r in raw.get("roles",
+                                                                               {}).items()}
             return ModuleState(
                 decision=decision,
                 pinned=Mode(raw["pinned"]) if raw.get("pinned") else None,
@@ -123,5 +135,9 @@ class ModuleState:
                 switches_total=int(raw.get("switches_total", 0)),
                 blocked_total={str(k): int(v) for k, v in raw.get("blocked_total", {}).items()},
             )
-        except (KeyError, TypeError, ValueError):
-            return ModuleState.initial(now)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise StateError(f"unreadable state record: {e}") from e
+
+
+class StateError(ValueError):
+    """The stored state cannot be read; the message says why."""

@@ -1,9 +1,11 @@
 """The CRUSH part: a synthetic map, the SLA rules from crush_rules, PG mappings.
 
 The map is crushtool text from crush_rules.synthetic; crush_rules.generate
-adds the SLA rules and calibrated weight sets (shared for the normal pool id,
-hybrid for the urgent pool id) and verifies them.  The PG mappings come from
-``osdmaptool --test-map-pgs-dump-all`` on a synthetic osdmap (crush_rules'
+adds the SLA rules and flat weight sets (shared for the normal pool id,
+hybrid for the urgent pool id) and verifies them. sla_shared maps like the
+isolated rule; shared mode's urgent replicas are the module's pg_upmap_items,
+planned here by the module's own planner (mgr_sla.upmaps) on those mappings.
+The PG mappings come from ``osdmaptool --test-map-pgs-dump-all`` on a synthetic osdmap (crush_rules'
 own way: pool 1 of ``osdmaptool --createsimple``, its rule id given the steps
 under test and the pool's weight sets).  The normal pool is PGs 0..N-1 of
 that pool and the urgent pool PGs N..N+M-1: distinct placement seeds, as two
@@ -31,10 +33,12 @@ from crush_rules.crushtext import parse_blocks, with_exact_weights
 from crush_rules.generate import GenerateOptions, generate, read_map, synthetic_osdmap
 from crush_rules.sampling import Pool, map_rule
 from crush_rules.tools import Tools
+from crush_rules.topology import analyse
+from mgr_sla.upmaps import OsdPlace, Regions, plan_pool
 
 NORMAL_POOL_ID = 1
 URGENT_POOL_ID = 2
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -133,7 +137,7 @@ def build(spec: MapSpec, tools: Tools, cache_dir: Path | None) -> ClusterMapping
                         args, synthetic=True)
 
     iso_n = mapped(R.ISOLATED_NORMAL, n, shared_args)
-    shared_n = mapped(R.SHARED, n, shared_args)
+    shared_n = with_upmaps(mapped(R.SHARED, n, shared_args), crush, options)
     iso_u = mapped(R.ISOLATED_URGENT, n + m, hybrid_args)
     # stock replicated_rule: take the root, chooseleaf host; no weight sets
     default = mapped(R.SHARED, n + m, None)
@@ -144,7 +148,8 @@ def build(spec: MapSpec, tools: Tools, cache_dir: Path | None) -> ClusterMapping
         "rule_ids": dict(generated.rule_ids),
         "verify_ok": generated.report.ok,
         "verify_warnings": list(generated.report.warnings),
-        "shared_urgent_share": generated.report.rules[R.SHARED].urgent_share,
+        "shared_urgent_share": round(sum(
+            classes[o] == "ssd" for up in shared_n.values() for o in up) / (n * size), 4),
         "target_urgent_share": generated.report.target_urgent_share,
         "verify_movement_efficiency": pair.movement_efficiency if pair else None,
         "generate_secs": round(generated_at - started, 2),
@@ -163,6 +168,24 @@ def build(spec: MapSpec, tools: Tools, cache_dir: Path | None) -> ClusterMapping
     if cache_dir is not None:
         _save(cache_dir / f"mappings-{key}.npz", result)
     return result
+
+
+def with_upmaps(mapped: dict[int, tuple[int, ...]], crush: Any, options: GenerateOptions
+                ) -> dict[int, tuple[int, ...]]:
+    """The shared-mode up sets: the module's planner applied to CRUSH's mapping."""
+    topo = analyse(crush, options.placement(), options.size)
+    osds = {}
+    for d in topo.domains:
+        for osd, weight in crush.device_weights_under(d.id).items():
+            osds[osd] = OsdPlace(crush.devices.get(osd) or "", d.id, weight / 0x10000)
+    regions = Regions(options.normal_class, options.urgent_class, osds)
+    up = {f"{NORMAL_POOL_ID}.{seed:x}": list(osds_) for seed, osds_ in mapped.items()}
+    plan = plan_pool(NORMAL_POOL_ID, up, {}, regions, options.size, "shared")
+    out = {}
+    for seed, row in mapped.items():
+        pairs = dict(plan.wanted.get(f"{NORMAL_POOL_ID}.{seed:x}", ()))
+        out[seed] = tuple(pairs.get(o, o) for o in row)
+    return out
 
 
 _ARRAYS = ("normal_isolated", "normal_shared", "urgent_isolated", "normal_default",

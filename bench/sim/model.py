@@ -28,8 +28,9 @@ from typing import Literal
 
 import numpy as np
 
-from mgr_sla.decision import DecisionState, Mode, Thresholds, decide, held
-from mgr_sla.gates import ClusterHealth, PgCounts, blocking_gates
+from mgr_sla.decision import DecisionState, Mode, Thresholds
+from mgr_sla.gates import ClusterHealth, PgCounts
+from mgr_sla.tick import TickInputs, plan_tick
 
 TB = 1e12
 
@@ -235,7 +236,7 @@ def advance(x: float, target: float, dt: float, full_secs: float) -> float:
 
 def run_policy(policy: Policy, seen: np.ndarray, step: float, switch: SwitchModel,
                count_from: int = 0, total_pgs: int = 0) -> Trajectory:
-    """Drive the modes with the module's own decide() and gates; start isolated.
+    """Drive the modes with the module's own tick step (plan_tick); start isolated.
 
     ``seen`` is the urgent rate the module measures at the start of each step.
     Steps before ``count_from`` are warm-up: simulated, not counted.
@@ -253,22 +254,21 @@ def run_policy(policy: Policy, seen: np.ndarray, step: float, switch: SwitchMode
     isolate_asked: float | None = None
     for k in range(steps):
         now = k * step
-        decision = decide(state, float(seen[k]), now, thresholds, policy.dwell_secs)
-        blocked = False
-        if decision.switch:
-            remaining = abs(target - x) * switch.misplaced_full
-            health = ClusterHealth(PgCounts(total=total_pgs), misplaced_ratio=remaining)
-            if blocking_gates(decision.target, health, switch.max_misplaced_ratio):
-                state = held(decision, state)
-                blocked = True
-            else:
-                state = decision.state
-                target = 1.0 if decision.target is Mode.SHARED else 0.0
-                if k >= count_from:
-                    traj.switches += 1
-                isolate_asked = now if target == 0.0 else None
-        else:
-            state = decision.state
+        remaining = abs(target - x) * switch.misplaced_full
+        health = ClusterHealth(PgCounts(total=total_pgs), misplaced_ratio=remaining)
+        # The module's own tick step: the same decision and gates, isolating included.
+        plan = plan_tick(TickInputs(
+            now=now, state=state, urgent_iops=float(seen[k]), thresholds=thresholds,
+            min_dwell_secs=policy.dwell_secs, health=health,
+            max_misplaced_ratio=switch.max_misplaced_ratio,
+            isolating=target == 0.0 and x != target))
+        state = plan.state
+        blocked = bool(plan.gates)
+        if plan.switch:
+            target = 1.0 if plan.decision.target is Mode.SHARED else 0.0
+            if k >= count_from:
+                traj.switches += 1
+            isolate_asked = now if target == 0.0 else None
         if blocked and not was_blocked and k >= count_from:
             traj.blocked += 1
         was_blocked = blocked

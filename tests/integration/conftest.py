@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .cephcluster import Cluster
+from harness.cephcluster import Cluster
 
 # Short timings so a scenario takes seconds: production defaults are in docs/operating.md.
 DWELL = 12

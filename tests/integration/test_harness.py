@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .cephcluster import MINICLUSTER, Cluster
+from harness.cephcluster import MINICLUSTER, Cluster
 
 pytestmark = pytest.mark.integration
 

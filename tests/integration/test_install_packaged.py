@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .cephcluster import ROOT, Cluster
+from harness.cephcluster import ROOT, Cluster
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from .cephcluster import Bench, Cluster, mode, wait_for, wait_mode
+from harness.cephcluster import Cluster, RadosBench, mode, placed, wait_for, wait_mode
+
 from .conftest import DWELL, HIGH
 
 pytestmark = pytest.mark.integration
@@ -73,6 +74,14 @@ def test_no_urgent_load_gives_shared(cluster: Cluster, sla: Objects) -> None:
     cluster.wait_clean(240)
     wait_mode(cluster, "shared", DWELL + 90)
     wait_for("normal pool on sla_shared", lambda: cluster.pool_rule("normal") == "sla_shared", 30)
+    # shared mode uses the urgent OSDs: the module's pg_upmap_items put a
+    # weight-proportional share of the replicas there (the rules alone map
+    # like the isolated one)
+    status = wait_for("upmap entries placed", lambda: placed(cluster), 120)
+    share = next(p for p in status["pools"] if p["name"] == "normal")["upmaps"][
+        "urgent_replica_share"]
+    print(f"\nurgent share of the normal pool's replicas in shared mode: {share:.2f}")
+    assert 0.25 <= share <= 0.6, share
     cluster.wait_clean(240)
     sla.write(10, "shared")
     # normal inclusion on the real up sets (upmaps included), as the module checks it
@@ -101,38 +110,41 @@ def _inclusion_breaking_upmap(cluster: Cluster) -> tuple[str, int, int]:
     raise AssertionError("no PG with a single hdd replica and a free ssd host")
 
 
-def test_upmap_that_breaks_inclusion_is_warned_about(cluster: Cluster, sla: Objects) -> None:
+def test_upmap_that_breaks_inclusion_is_repaired(cluster: Cluster, sla: Objects) -> None:
     """The balancer's kind of upmap can move a PG's one hdd replica to an ssd
-    (sla_shared takes the whole root, so Ceph accepts it); the module must say so."""
+    (sla_shared takes the whole root, so Ceph accepts it); the module owns the
+    normal pools' upmap entries in shared mode and puts its own back."""
     assert mode(cluster) == "shared"
-    cluster.ceph_raw("osd", "set-require-min-compat-client", "luminous")
+    wait_for("upmap entries placed", lambda: placed(cluster), 120)
     # the balancer (on by default, upmap mode) must not add upmaps of its own meanwhile
     balancer_was_on = cluster.json("balancer", "status")["active"]
     cluster.ceph("balancer", "off")
-    pgid, hdd, ssd = _inclusion_breaking_upmap(cluster)
-    cluster.ceph("osd", "pg-upmap-items", pgid, str(hdd), str(ssd))
     try:
-        wait_for(f"pg {pgid} up on osd.{ssd} without osd.{hdd}", lambda: (
-            up := cluster.json("pg", "map", pgid)["up"]) and ssd in up and hdd not in up, 60)
-        health = wait_for("SLA_NORMAL_INCLUSION", lambda: (h := cluster.json(
-            "health", "detail"))["checks"].get("SLA_NORMAL_INCLUSION") and h, 90)
-        check = health["checks"]["SLA_NORMAL_INCLUSION"]
-        assert check["summary"]["count"] == 1, check
-        assert any(f"pg {pgid}:" in d["message"] for d in check["detail"]), check
-        assert cluster.sla_status()["pgs_without_normal_replica"] == 1
+        pgid, hdd, ssd = _inclusion_breaking_upmap(cluster)
+        ours = next((e for e in cluster.json("osd", "dump")["pg_upmap_items"]
+                     if e["pgid"] == pgid), None)
+        assert ours is not None, f"pg {pgid} has no sla entry"
+        # the PG's entry is replaced whole: ours plus one pair that takes
+        # the one hdd replica to an ssd
+        pairs = [str(o) for m in ours["mappings"] for o in (m["from"], m["to"])]
+        cluster.ceph("osd", "pg-upmap-items", pgid, *pairs, str(hdd), str(ssd))
+        cls = {n["id"]: n.get("device_class") for n in cluster.json("osd", "tree")["nodes"]
+               if n["id"] >= 0}
+        wait_for(f"the module to put back its own entry for pg {pgid}", lambda: next(
+            (e for e in cluster.json("osd", "dump")["pg_upmap_items"] if e["pgid"] == pgid),
+            None) == ours, 60)
+        wait_for(f"pg {pgid} up set with a hdd replica again", lambda: any(
+            cls[o] == "hdd" for o in cluster.json("pg", "map", pgid)["up"]), 60)
     finally:
-        cluster.ceph("osd", "rm-pg-upmap-items", pgid)
         if balancer_was_on:
             cluster.ceph("balancer", "on")
-    wait_for("SLA_NORMAL_INCLUSION cleared", lambda: "SLA_NORMAL_INCLUSION" not in
-             cluster.json("health", "detail")["checks"], 90)
-    assert cluster.sla_status()["pgs_without_normal_replica"] == 0
+    assert "SLA_NORMAL_INCLUSION" not in cluster.json("health", "detail")["checks"]
     cluster.wait_clean(240)
 
 
 def test_urgent_load_isolates_and_quiet_shares_again(cluster: Cluster, sla: Objects) -> None:
     assert mode(cluster) == "shared"
-    bench = Bench(cluster, "urgent")
+    bench = RadosBench(cluster, "urgent")
     try:
         wait_mode(cluster, "isolated", 60)
         reaction = time.monotonic() - bench.started
@@ -159,7 +171,7 @@ def test_oscillating_load_switches_a_bounded_number_of_times(cluster: Cluster,
     before = cluster.sla_status()["switches_total"]
     end = time.monotonic() + 40
     while time.monotonic() < end:  # 4 s bursts, 4 s pauses: faster than the dwell
-        bench = Bench(cluster, "urgent")
+        bench = RadosBench(cluster, "urgent")
         time.sleep(4)
         bench.stop()
         time.sleep(4)
@@ -196,19 +208,22 @@ def test_plan_tells_what_the_next_switch_moves(cluster: Cluster, sla: Objects) -
 def test_dry_run_decides_but_changes_nothing(cluster: Cluster, sla: Objects) -> None:
     wait_mode(cluster, "shared", DWELL + 120)
     cluster.ceph("config", "set", "mgr", "mgr/sla/dry_run", "true")
-    bench = Bench(cluster, "urgent")
+    bench = RadosBench(cluster, "urgent")
     try:
-        status = wait_mode(cluster, "isolated", 60)
-        assert status["dry_run"]
+        status = wait_for("the dry run to decide isolated", lambda: (
+            s := cluster.sla_status())["dry_run_mode"] == "isolated" and s, 60)
+        assert status["dry_run"] and status["mode"] == "shared"
         normal = next(p for p in status["pools"] if p["name"] == "normal")
-        assert normal["rule"] == "sla_shared" and normal["expected_rule"] == "sla_isolated_normal"
+        assert normal["rule"] == "sla_shared" and normal["expected_rule"] == "sla_shared"
         assert cluster.json("sla", "history")[0]["dry_run"] is True
         assert cluster.pool_rule("normal") == "sla_shared"
+        switches = status["switches_total"]
     finally:
         bench.stop()
         cluster.ceph("config", "set", "mgr", "mgr/sla/dry_run", "false")
-    # back to real mode: the pools converge to what the (now quiet) decision says
-    wait_mode(cluster, "shared", DWELL + 120)
+    # back to real mode: nothing happened to the real state, so no switch
+    status = wait_mode(cluster, "shared", 30)
+    assert status["switches_total"] == switches
     wait_for("normal pool on sla_shared", lambda: cluster.pool_rule("normal") == "sla_shared", 60)
     cluster.wait_clean(240)
 
@@ -230,8 +245,12 @@ def test_bad_input_is_refused_and_changes_nothing(cluster: Cluster, sla: Objects
         assert p.returncode != 0, args
         assert message in p.stderr, (args, p.stderr)
     after = cluster.sla_status()
-    for key in ("threshold_iops", "threshold_low_iops", "pools", "pinned"):
+    for key in ("threshold_iops", "threshold_low_iops", "pinned"):
         assert after[key] == before[key], key
+
+    def roles(status: dict) -> list[tuple]:  # what a command could have changed
+        return [(p["name"], p["role"], p["placement"], p["rule"]) for p in status["pools"]]
+    assert roles(after) == roles(before)
 
 
 def test_write_commands_need_write_caps(cluster: Cluster, sla: Objects) -> None:

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-from .cephcluster import ROOT, Bench, Cluster, wait_for, wait_mode
+from harness.cephcluster import ROOT, Cluster, RadosBench, wait_for, wait_mode
+
 from .conftest import DWELL
 
 pytestmark = pytest.mark.integration
@@ -105,7 +106,7 @@ def test_every_dashboard_query_returns_data_after_a_switch(
     cluster = sla_pools
     start = time.time()
     wait_mode(cluster, "shared", DWELL + 180)
-    bench = Bench(cluster, "urgent")
+    bench = RadosBench(cluster, "urgent")
     try:
         wait_mode(cluster, "isolated", 60)
         switched = time.time()

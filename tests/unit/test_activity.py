@@ -56,3 +56,27 @@ def test_reset_forgets_everything():
     r.reset()
     r.add(2.0, [PoolOps(1, 100000)])
     assert r.rate(1) is None
+
+
+def test_a_pool_with_unknown_pgs_restarts_alone() -> None:
+    rates = PoolRates(10.0)
+    rates.add(0.0, [PoolOps(1, 0), PoolOps(2, 0)])
+    rates.add(1.0, [PoolOps(1, 100), PoolOps(2, 50)], untrusted={2})
+    rates.add(2.0, [PoolOps(1, 200), PoolOps(2, 5000)])
+    assert rates.rate(1) == 100.0
+    assert rates.rate(2) is None  # one sample since it became trusted
+
+
+def test_perf_query_counters_become_pool_totals() -> None:
+    from mgr_sla.activity import PerfTotals, pool_periods
+    result = {"counters": [
+        {"k": [["3"]], "c": [[120, 0], [30, 0], [2_400_000_000, 120], [150_000_000, 30]]},
+        {"k": [["junk"]], "c": [[1, 0]]},
+    ]}
+    periods = pool_periods(result)
+    assert set(periods) == {3}
+    assert periods[3].ops == 150 and periods[3].write_latency_ns / 120 == 20_000_000
+    totals = PerfTotals()
+    assert totals.add(periods, [3, 4]) == [PoolOps(3, 150), PoolOps(4, 0)]
+    assert totals.add(pool_periods(result), [3]) == [PoolOps(3, 300)]
+    assert pool_periods(None) == {} and pool_periods({"counters": [{"k": []}]}) == {}

@@ -17,7 +17,20 @@ ROOT = Path(__file__).resolve().parents[2]
 PROM = ROOT / "deploy" / "prometheus"
 RULES = PROM / "ceph-sla-alerts.yml"
 RULE_TESTS = PROM / "ceph-sla-alerts.test.yml"
-ALERTS = ("SLAModeFlapping", "SLAUrgentHighNotIsolated", "SLASwitchBlocked", "SLAModuleAbsent")
+# The rules before issue 15, a fixture of RULE_TESTS only (never loaded by Prometheus).
+OLD_RULES = PROM / "ceph-sla-alerts.old.yml"
+ALERTS = (
+    "SLAModeFlapping",
+    "SLAUrgentHighNotIsolated",
+    "SLASwitchBlocked",
+    "SLANormalInclusionBroken",
+    "SLATimeToIsolationHigh",
+    "SLAUpmapPlacementStuck",
+    "SLAModuleAbsent",
+)
+# Alerts about what the module does: held in a dry run and while it is off.
+ACTING_ALERTS = ("SLAUrgentHighNotIsolated", "SLASwitchBlocked", "SLAUpmapPlacementStuck")
+OLD_ALERTS = ("OldSLASwitchBlocked", "OldSLAUrgentHighNotIsolated")
 CEPH_METRICS = {"ceph_pool_rd", "ceph_pool_wr", "ceph_pool_metadata"}
 
 PROMTOOL = shutil.which("promtool")
@@ -59,10 +72,20 @@ def test_promtool_test_rules() -> None:
     assert res.returncode == 0, res.stdout + res.stderr
 
 
-def _rules() -> list[dict[str, Any]]:
+def _rules(path: Path = RULES) -> list[dict[str, Any]]:
     yaml = pytest.importorskip("yaml")
-    doc = yaml.safe_load(RULES.read_text())
+    doc = yaml.safe_load(path.read_text())
     return [rule for group in doc["groups"] for rule in group["rules"]]
+
+
+def _github_anchors(markdown: str) -> set[str]:
+    """The anchors GitHub gives a file's headings (lower case, punctuation dropped)."""
+    anchors = set()
+    for line in markdown.splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            anchors.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return anchors
 
 
 def test_alert_set_labels_and_annotations() -> None:
@@ -75,23 +98,72 @@ def test_alert_set_labels_and_annotations() -> None:
         assert rule["annotations"]["summary"] and rule["annotations"]["description"]
 
 
-def test_alerts_use_exported_metrics_only() -> None:
-    known = set(load_metrics().METRIC_NAMES) | CEPH_METRICS
+def test_every_alert_links_to_an_existing_doc_section() -> None:
     for rule in _rules():
-        for name in re.findall(r"\bceph_[a-z0-9_]+", rule["expr"]):
-            assert name in known, (rule["alert"], name)
+        link = rule["annotations"].get("documentation", "")
+        # A path in this repository, not a host: docs/<file>.md#<anchor>.
+        match = re.fullmatch(r"(docs/[a-z0-9_-]+\.md)#([a-z0-9-]+)", link)
+        assert match, (rule["alert"], link)
+        path, anchor = match.groups()
+        assert anchor in _github_anchors((ROOT / path).read_text()), (rule["alert"], link)
+
+
+def _metric_names(expr: str) -> set[str]:
+    # Label names (on (ceph_daemon), by (pool_id)) and label values are not metrics.
+    expr = re.sub(r"\{[^}]*\}", "", expr)
+    expr = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", "", expr)
+    return set(re.findall(r"\bceph_[a-z0-9_]+", expr))
+
+
+def test_alerts_use_exported_metrics_only() -> None:
+    known = set(load_metrics().SAMPLE_NAMES) | CEPH_METRICS
+    for rule in _rules():
+        names = _metric_names(rule["expr"])
+        assert names, rule["alert"]
+        assert names <= known, (rule["alert"], names - known)
+
+
+def _rule_tests() -> dict[str, Any]:
+    yaml = pytest.importorskip("yaml")
+    return yaml.safe_load(RULE_TESTS.read_text())  # type: ignore[no-any-return]
 
 
 def test_every_alert_has_firing_and_quiet_cases() -> None:
-    yaml = pytest.importorskip("yaml")
-    doc = yaml.safe_load(RULE_TESTS.read_text())
     fires: set[str] = set()
     quiet: set[str] = set()
-    for case in doc["tests"]:
+    for case in _rule_tests()["tests"]:
         for check in case.get("alert_rule_test", []):
             (fires if check.get("exp_alerts") else quiet).add(check["alertname"])
-    assert fires == set(ALERTS)
-    assert quiet == set(ALERTS)
+    assert fires - set(OLD_ALERTS) == set(ALERTS)
+    assert quiet - set(OLD_ALERTS) == set(ALERTS)
+    # The old rules are there to be shown missing what the new ones catch.
+    assert set(OLD_ALERTS) <= quiet
+    assert [r["alert"] for r in _rules(OLD_RULES)] == sorted(OLD_ALERTS)
+
+
+def _quiet_inputs(alert: str) -> list[list[tuple[str, str]]]:
+    """The input series of every test case in which `alert` must stay quiet."""
+    out = []
+    for case in _rule_tests()["tests"]:
+        checks = case.get("alert_rule_test", [])
+        if any(c["alertname"] == alert and not c.get("exp_alerts") for c in checks):
+            out.append([(s["series"], str(s["values"])) for s in case["input_series"]])
+    return out
+
+
+@pytest.mark.parametrize("alert", ACTING_ALERTS)
+def test_acting_alerts_have_dry_run_and_off_quiet_cases(alert: str) -> None:
+    series = [s for case in _quiet_inputs(alert) for s in case]
+    assert any(n.startswith("ceph_sla_dry_run{") and v.startswith("1") for n, v in series)
+    assert any(n.startswith("ceph_sla_active{") and v.startswith("0") for n, v in series)
+    expr = next(r["expr"] for r in _rules() if r["alert"] == alert)
+    assert "ceph_sla_dry_run == 0" in expr and "ceph_sla_active == 1" in expr
+
+
+def test_switch_blocked_uses_the_gate_gauge_not_the_episode_counter() -> None:
+    expr = next(r["expr"] for r in _rules() if r["alert"] == "SLASwitchBlocked")
+    assert "ceph_sla_gate_blocking" in expr
+    assert "ceph_sla_blocked_switches_total" not in expr
 
 
 @needs_promtool
@@ -107,9 +179,37 @@ def test_rule_tests_catch_a_broken_alert(tmp_path: Path, alert: str, mutant: str
                 rule["expr"] = mutant
     (tmp_path / RULES.name).write_text(yaml.safe_dump(doc))
     shutil.copy(RULE_TESTS, tmp_path / RULE_TESTS.name)
+    shutil.copy(OLD_RULES, tmp_path / OLD_RULES.name)
     res = promtool("test", "rules", RULE_TESTS.name, cwd=tmp_path)
     assert res.returncode != 0, f"{alert} as {mutant!r} still passes:\n{res.stdout}"
     assert alert in res.stdout + res.stderr
+
+
+@needs_promtool
+@pytest.mark.parametrize("alert", ACTING_ALERTS)
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "and on (cluster, instance, job) (ceph_sla_dry_run == 0)",
+        "and on (cluster, instance, job) (ceph_sla_active == 1)",
+    ],
+)
+def test_rule_tests_catch_an_alert_that_ignores_dry_run_or_off(
+    tmp_path: Path, alert: str, clause: str
+) -> None:
+    """Without its dry-run or on/off condition, the alert must fail its promtool tests."""
+    yaml = pytest.importorskip("yaml")
+    doc = yaml.safe_load(RULES.read_text())
+    for group in doc["groups"]:
+        for rule in group["rules"]:
+            if rule["alert"] == alert:
+                assert clause in rule["expr"]
+                rule["expr"] = rule["expr"].replace(clause, "")
+    (tmp_path / RULES.name).write_text(yaml.safe_dump(doc))
+    shutil.copy(RULE_TESTS, tmp_path / RULE_TESTS.name)
+    shutil.copy(OLD_RULES, tmp_path / OLD_RULES.name)
+    res = promtool("test", "rules", RULE_TESTS.name, cwd=tmp_path)
+    assert res.returncode != 0, f"{alert} without {clause!r} still passes:\n{res.stdout}"
 
 
 def test_docs_explain_every_alert() -> None:

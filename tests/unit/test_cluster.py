@@ -1,10 +1,12 @@
 """Views of the mgr's dicts."""
 from mgr_sla.cluster import (
+    PoolInfo,
     cluster_view,
     mapping_change,
     pgs_acting_on,
     pgs_not_clean,
     pool_misplaced_ratios,
+    pool_refusal,
 )
 
 OSD_MAP = {
@@ -33,6 +35,14 @@ def test_view():
     assert v.down_in_osds == (1,)
     assert v.osds_of_class("ssd") == {1, 2}
     assert v.choose_args_pools == {2}
+    assert v.positional_choose_args == ()
+
+
+def test_positional_weight_sets_are_found() -> None:
+    flat = [{"bucket_id": -1, "weight_set": [[1.0, 0.0]], "ids": [-5, -6]}]
+    positional = [{"bucket_id": -1, "weight_set": [[1.0, 0.0], [1.0, 1.0]]}]
+    crush = {**CRUSH, "choose_args": {"2": flat, "3": positional, "-1": positional}}
+    assert cluster_view(OSD_MAP, crush).positional_choose_args == (-1, 3)
 
 
 def test_pg_views():
@@ -75,3 +85,29 @@ def test_pgs_without_a_class_use_the_up_sets():
     hdd = frozenset({0, 2, 4, 6})
     assert pgs_without(stats, [2], hdd) == ["2.1"]
     assert pgs_without(stats, [], hdd) == []
+
+
+def test_scrubbing_and_snaptrim_count_as_settled() -> None:
+    stats = [{"pgid": "2.0", "state": "active+clean+scrubbing+deep"},
+             {"pgid": "2.1", "state": "active+clean+snaptrim"},
+             {"pgid": "2.2", "state": "active+clean+laggy"},
+             {"pgid": "2.3", "state": "active+remapped+backfilling"},
+             {"pgid": "2.4", "state": "active+undersized+degraded"}]
+    assert pgs_not_clean(stats, [2]) == 2
+
+
+def test_pool_refusal_names_ec_root_and_failure_domain() -> None:
+    def rule(rid: int, name: str, root: str, fd: str) -> dict:
+        return {"rule_id": rid, "rule_name": name, "steps": [
+            {"op": "take", "item_name": root}, {"op": "chooseleaf_firstn", "type": fd},
+            {"op": "emit"}]}
+    crush = {"rules": [rule(0, "replicated_rule", "default", "host"),
+                       rule(1, "by_rack", "default", "rack"),
+                       rule(2, "other_root", "fast~ssd", "host"),
+                       rule(3, "sla_shared", "default", "host")]}
+    assert pool_refusal(PoolInfo(1, "a", 0, 3), crush, "host") is None
+    assert pool_refusal(PoolInfo(1, "a", 3, 3), crush, "host") is None
+    assert "erasure-coded" in pool_refusal(PoolInfo(1, "ec", 0, 3, erasure=True), crush, "host")
+    assert "failure domain 'rack'" in pool_refusal(PoolInfo(1, "r", 1, 3), crush, "host")
+    assert pool_refusal(PoolInfo(1, "r", 1, 3), crush, "rack") is None
+    assert "root 'fast'" in pool_refusal(PoolInfo(1, "o", 2, 3), crush, "host")

@@ -118,3 +118,22 @@ def test_bad_thresholds_are_named(high, low, msg):
 def test_low_defaults_to_half_of_high():
     assert Thresholds.parse("200") == Thresholds(200.0, 100.0)
     assert Thresholds.parse(200, 200) == Thresholds(200.0, 200.0)
+
+
+def test_sustain_a_one_sample_spike_does_not_isolate():
+    t = Thresholds(100.0, 50.0)
+    shared = DecisionState(Mode.SHARED, 0.0)
+    first = decide(shared, 500.0, 10.0, t, 60.0, sustain_secs=2.0)
+    assert not first.switch and first.state.high_since == 10.0
+    assert "for 0 of 2 s" in first.reason
+    dropped = decide(first.state, 10.0, 11.0, t, 60.0, sustain_secs=2.0)
+    assert not dropped.switch and dropped.state.high_since is None
+    again = decide(dropped.state, 500.0, 12.0, t, 60.0, sustain_secs=2.0)
+    held = decide(again.state, 500.0, 14.0, t, 60.0, sustain_secs=2.0)
+    assert held.switch and held.target is Mode.ISOLATED
+
+
+def test_sustain_zero_isolates_at_once():
+    t = Thresholds(100.0, 50.0)
+    d = decide(DecisionState(Mode.SHARED, 0.0), 500.0, 1.0, t, 60.0)
+    assert d.switch and d.target is Mode.ISOLATED

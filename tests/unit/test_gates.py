@@ -1,4 +1,6 @@
 """Safety gates: the switch to shared needs a clean cluster; isolation only needs active PGs."""
+import pytest
+
 from mgr_sla.decision import Mode
 from mgr_sla.gates import ClusterHealth, PgCounts, blocking_gates, pg_counts
 
@@ -49,3 +51,37 @@ def test_missing_rules_block_both_directions_and_name_the_fix():
 
 def test_misplaced_at_the_limit_passes():
     assert blocking_gates(Mode.SHARED, ClusterHealth(PgCounts(64), 0.05), 0.05) == []
+
+
+def test_gates_count_only_the_managed_pools_pgs() -> None:
+    from mgr_sla.gates import pool_pg_states, pools_with_unknown_pgs
+    summary = {"by_pool": {"1": {"active+clean": 30, "active+clean+scrubbing": 2},
+                           "2": {"active+clean": 32},
+                           "7": {"peering": 8, "unknown": 4}}}
+    counts = pg_counts(pool_pg_states(summary, [1, 2]))
+    assert counts == PgCounts(total=64)
+    assert pg_counts(pool_pg_states(summary, [7])).inactive == 12
+    assert pools_with_unknown_pgs(summary) == {7}
+
+
+def test_flags_hold_shared_not_isolation() -> None:
+    from mgr_sla.gates import holding_flags
+    flags = holding_flags("sortbitwise,recovery_deletes,norebalance,noout")
+    assert flags == ("noout", "norebalance")
+    health = ClusterHealth(PgCounts(total=8), 0.0, flags=flags)
+    gates = blocking_gates(Mode.SHARED, health, 0.05)
+    assert [g.name for g in gates] == ["cluster_flags"] and "norebalance" in gates[0].detail
+    assert blocking_gates(Mode.ISOLATED, health, 0.05) == []
+
+
+def test_capacity_gate_from_the_projected_fill() -> None:
+    from mgr_sla.gates import projected_urgent_fill
+    gib = 2.0 ** 30
+    size = {1: 100 * gib, 3: 100 * gib}
+    used = {1: 40 * gib, 3: 10 * gib}
+    # 200 GiB of normal replicas, half go urgent, split by weight 1:1
+    fill = projected_urgent_fill(used, size, {1: 1.0, 3: 1.0}, 200 * gib, 0.5)
+    assert fill == pytest.approx(0.9)
+    health = ClusterHealth(PgCounts(total=8), 0.0, urgent_fill_after=fill, nearfull_ratio=0.85)
+    assert [g.name for g in blocking_gates(Mode.SHARED, health, 0.05)] == ["urgent_capacity"]
+    assert projected_urgent_fill({}, {}, {}, 1.0, 0.5) is None

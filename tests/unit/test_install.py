@@ -253,7 +253,8 @@ def test_osd_specs_parse_with_cephs_spec_parser(name: str) -> None:
 
 def test_containerfile_installs_module_like_install_sh() -> None:
     text = (ROOT / "deploy" / "cephadm" / "Containerfile").read_text()
-    assert "ARG CEPH_IMAGE=quay.io/ceph/ceph:v18" in text
+    assert "ARG CEPH_IMAGE=quay.io/ceph/ceph:v20" in text
+    assert "ARG MIN_PYTHON=3.9" in text
     assert "FROM ${CEPH_IMAGE}" in text
     assert "COPY mgr_sla/ /usr/share/ceph/mgr/sla/" in text
     assert "COPY crush_rules/ /usr/share/ceph/mgr/sla/crush_rules/" in text

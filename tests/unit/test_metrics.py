@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import socket
 import sys
@@ -40,15 +41,17 @@ metrics = _load_metrics()
 def sample_snapshot() -> dict[str, Any]:
     return {
         "mode": "isolated",
+        "active": True,
         "pinned": False,
         "dry_run": True,
+        "dry_run_mode": "shared",
         "urgent_iops": 812.5,
         "threshold_iops": 500.0,
         "threshold_low_iops": 200.0,
         "min_dwell_secs": 120.0,
         "since": 1700000000.0,
         "switches_total": 3,
-        "blocked_total": {"misplaced": 2, "degraded": 1},
+        "blocked_total": {"misplaced": 2, "pgs_degraded": 1, "cluster_flags": 0},
         "last_switch": {
             "time": 1700000100.25,
             "from": "shared",
@@ -57,7 +60,17 @@ def sample_snapshot() -> dict[str, Any]:
             "epoch": 57,
         },
         "time_to_isolation_secs": 9.5,
-        "gates": [{"name": "misplaced", "detail": "0.01 < 0.05"}],
+        "gates": [{"name": "misplaced", "detail": "6.0% of objects misplaced, above 5.0%"}],
+        "pgs_without_normal_replica": 2,
+        "weight_set_repairs": [
+            "2024-01-02 03:04:05: osd.5 weight 0.37 in sla_shared's weight set",
+            "2024-01-02 03:09:05: osd.6 weight 0.5 in sla_shared's weight set",
+        ],
+        "tick_seconds": {
+            "count": 10,
+            "sum": 0.42,
+            "buckets": {"0.005": 1, "0.01": 4, "0.1": 9, "1": 10, "+Inf": 10},
+        },
         "pools": [
             {
                 "pool_id": 3,
@@ -67,6 +80,12 @@ def sample_snapshot() -> dict[str, Any]:
                 "expected_rule": "sla_isolated_normal",
                 "client_iops": 150.0,
                 "misplaced_ratio": 0.02,
+                "upmaps": {
+                    "placement": "isolated",
+                    "pgs_with_upmaps": 0,
+                    "pending": 3,
+                    "urgent_replica_share": 0.125,
+                },
             },
             {
                 "pool_id": 1,
@@ -76,6 +95,7 @@ def sample_snapshot() -> dict[str, Any]:
                 "expected_rule": "sla_isolated_urgent",
                 "client_iops": 812.5,
                 "misplaced_ratio": 0.0,
+                "upmaps": None,
             },
         ],
     }
@@ -113,7 +133,7 @@ def exposed_names(text: str) -> set[str]:
 
 def test_every_listed_metric_is_exported_with_its_exact_name() -> None:
     text = exposition(sample_snapshot())
-    assert exposed_names(text) == set(metrics.METRIC_NAMES)
+    assert exposed_names(text) == set(metrics.SAMPLE_NAMES)
     type_lines = {
         line.split()[2]: line.split()[3] for line in text.splitlines() if line.startswith("# TYPE")
     }
@@ -133,21 +153,32 @@ def test_scalar_values() -> None:
         return v
 
     assert value("ceph_sla_mode") == 1.0
+    assert value("ceph_sla_active") == 1.0
     assert value("ceph_sla_pinned") == 0.0
     assert value("ceph_sla_dry_run") == 1.0
+    assert value("ceph_sla_dry_run_mode") == 0.0
     assert value("ceph_sla_urgent_iops") == 812.5
     assert value("ceph_sla_threshold_iops") == 500.0
     assert value("ceph_sla_threshold_low_iops") == 200.0
     assert value("ceph_sla_mode_switches_total") == 3.0
     assert value("ceph_sla_last_switch_timestamp_seconds") == 1700000100.25
     assert value("ceph_sla_time_to_isolation_seconds") == 9.5
+    assert value("ceph_sla_pgs_without_normal_replica") == 2.0
+    assert value("ceph_sla_weight_set_repairs") == 2.0
 
 
 def test_labelled_values() -> None:
     samples = samples_by_name(exposition(sample_snapshot()))
     assert sorted(samples["ceph_sla_blocked_switches_total"], key=lambda s: s[0]["reason"]) == [
-        ({"reason": "degraded"}, 1.0),
+        ({"reason": "cluster_flags"}, 0.0),
         ({"reason": "misplaced"}, 2.0),
+        ({"reason": "pgs_degraded"}, 1.0),
+    ]
+    # Blocking now (1) for the gates of the snapshot's list, 0 for every other known one.
+    assert samples["ceph_sla_gate_blocking"] == [
+        ({"reason": "cluster_flags"}, 0.0),
+        ({"reason": "misplaced"}, 1.0),
+        ({"reason": "pgs_degraded"}, 0.0),
     ]
     assert samples["ceph_sla_pool_role"] == [
         ({"pool_id": "1", "name": "db", "role": "urgent"}, 1.0),
@@ -165,6 +196,107 @@ def test_labelled_values() -> None:
         ({"pool_id": "1"}, 812.5),
         ({"pool_id": "3"}, 150.0),
     ]
+    # Pool 1 has no upmap status (null): no sample, not 0.
+    assert samples["ceph_sla_pool_urgent_replica_share"] == [({"pool_id": "3"}, 0.125)]
+    assert samples["ceph_sla_pool_upmap_pending"] == [({"pool_id": "3"}, 3.0)]
+    assert samples["ceph_sla_pool_pgs_with_upmaps"] == [({"pool_id": "3"}, 0.0)]
+
+
+def test_tick_histogram() -> None:
+    text = exposition(sample_snapshot())
+    samples = samples_by_name(text)
+    assert "# TYPE ceph_sla_tick_seconds histogram" in text
+    assert samples["ceph_sla_tick_seconds_bucket"] == [
+        ({"le": "0.005"}, 1.0),
+        ({"le": "0.01"}, 4.0),
+        ({"le": "0.1"}, 9.0),
+        ({"le": "1.0"}, 10.0),
+        ({"le": "+Inf"}, 10.0),
+    ]
+    assert samples["ceph_sla_tick_seconds_count"] == [({}, 10.0)]
+    assert samples["ceph_sla_tick_seconds_sum"] == [({}, 0.42)]
+
+
+def test_tick_histogram_without_inf_bucket_gets_the_count() -> None:
+    snap = sample_snapshot()
+    snap["tick_seconds"] = {"count": 3, "sum": 0.1, "buckets": {"0.5": 2, "0.05": 1}}
+    samples = samples_by_name(exposition(snap))
+    assert samples["ceph_sla_tick_seconds_bucket"] == [
+        ({"le": "0.05"}, 1.0),
+        ({"le": "0.5"}, 2.0),
+        ({"le": "+Inf"}, 3.0),
+    ]
+
+
+@pytest.mark.parametrize(
+    "tick",
+    [
+        None,
+        "junk",
+        {"count": 3, "sum": 0.1},
+        {"count": 3, "sum": 0.1, "buckets": {"x": 1, "+Inf": 3}},
+        {"count": 3, "sum": 0.1, "buckets": {"0.1": 3, "1": 2, "+Inf": 3}},  # not cumulative
+        {"count": 4, "sum": 0.1, "buckets": {"0.1": 1, "+Inf": 3}},  # +Inf != count
+        {"count": None, "sum": 0.1, "buckets": {"+Inf": 3}},
+    ],
+)
+def test_missing_or_malformed_tick_histogram_is_left_out(tick: Any) -> None:
+    snap = sample_snapshot()
+    if tick is None:
+        del snap["tick_seconds"]  # a module without the histogram yet
+    else:
+        snap["tick_seconds"] = tick
+    samples = samples_by_name(exposition(snap))
+    assert not any(name.startswith("ceph_sla_tick_seconds") for name in samples)
+    assert samples["ceph_sla_mode"] == [({}, 1.0)]  # the rest is still exported
+
+
+def test_gate_blocking_without_gate_list_or_known_names() -> None:
+    snap = sample_snapshot()
+    del snap["gates"]
+    assert "ceph_sla_gate_blocking" not in samples_by_name(exposition(snap))
+    snap["gates"] = [{"name": "urgent_capacity", "detail": "osd.4 would be 91% full"}]
+    del snap["blocked_total"]
+    assert samples_by_name(exposition(snap))["ceph_sla_gate_blocking"] == [
+        ({"reason": "urgent_capacity"}, 1.0)
+    ]
+
+
+def test_off_and_no_dry_run() -> None:
+    snap = sample_snapshot()
+    snap.update(active=False, dry_run=False, dry_run_mode=None, gates=[],
+                pgs_without_normal_replica=None, weight_set_repairs=[])
+    samples = samples_by_name(exposition(snap))
+    assert samples["ceph_sla_active"] == [({}, 0.0)]
+    assert samples["ceph_sla_dry_run"] == [({}, 0.0)]
+    assert "ceph_sla_dry_run_mode" not in samples
+    assert "ceph_sla_pgs_without_normal_replica" not in samples  # not measured yet
+    assert samples["ceph_sla_weight_set_repairs"] == [({}, 0.0)]
+    assert {v for _, v in samples["ceph_sla_gate_blocking"]} == {0.0}
+
+
+def _gates_py_gate_names() -> tuple[str, ...]:
+    # gates.py imports the package (relative imports): read its constant.
+    tree = ast.parse((ROOT / "mgr_sla" / "gates.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "GATE_NAMES" for t in node.targets
+        ):
+            return tuple(ast.literal_eval(node.value))
+    raise AssertionError("GATE_NAMES not found in mgr_sla/gates.py")
+
+
+def test_every_gate_is_exported_and_documented() -> None:
+    names = _gates_py_gate_names()
+    assert {"cluster_flags", "urgent_capacity"} <= set(names)
+    # What module.py's snapshot holds: blocked_total lists every gate name.
+    snap = sample_snapshot()
+    snap["blocked_total"] = dict.fromkeys(names, 0)
+    samples = samples_by_name(exposition(snap))
+    assert {labels["reason"] for labels, _ in samples["ceph_sla_gate_blocking"]} == set(names)
+    doc = (ROOT / "docs" / "observability.md").read_text()
+    for name in names:
+        assert f"`{name}`" in doc, name
 
 
 def test_shared_mode_and_unknown_values_are_left_out() -> None:
@@ -198,9 +330,8 @@ def test_partial_snapshot_does_not_break_the_scrape() -> None:
     families = metrics.collect_families({})
     assert [f.name for f in families] == [
         # Counter family names carry no _total; the exposition adds it.
-        n.removesuffix("_total") if spec.type == "counter" else n
+        spec.name[: -len("_total")] if spec.type == "counter" else spec.name
         for spec in metrics.METRICS
-        for n in [spec.name]
     ]
 
 
@@ -256,7 +387,7 @@ def test_serve_scrape_stop_frees_port(server: Any) -> None:
 
     status, ctype, body = get(f"http://127.0.0.1:{port}/metrics")
     assert status == 200 and ctype.startswith("text/plain")
-    assert exposed_names(body) == set(metrics.METRIC_NAMES)
+    assert exposed_names(body) == set(metrics.SAMPLE_NAMES)
     get(f"http://127.0.0.1:{port}/metrics")
     assert len(server.calls) == 2  # a fresh snapshot per scrape
 
@@ -366,3 +497,30 @@ def test_unavailable_client_library(server: Any, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(metrics, "PROMETHEUS_CLIENT_AVAILABLE", False)
     with pytest.raises(metrics.MetricsBindError, match="python3-prometheus-client"):
         server.start("127.0.0.1", 0)
+
+
+def test_tick_histogram_from_the_module_histogram() -> None:
+    # The producer's real output (mgr_sla/histogram.py, no package imports).
+    path = ROOT / "mgr_sla" / "histogram.py"
+    if not path.exists():
+        pytest.skip("mgr_sla/histogram.py not there yet")
+    spec = importlib.util.spec_from_file_location("sla_histogram_under_test", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    hist = module.TickHistogram((0.001, 0.01, 0.1, 1.0))
+    for seconds in (0.0005, 0.004, 0.05, 0.05, 3.0):
+        hist.observe(seconds)
+    snap = sample_snapshot()
+    snap["tick_seconds"] = hist.to_dict()
+    samples = samples_by_name(exposition(snap))
+    assert samples["ceph_sla_tick_seconds_bucket"] == [
+        ({"le": "0.001"}, 1.0),
+        ({"le": "0.01"}, 2.0),
+        ({"le": "0.1"}, 4.0),
+        ({"le": "1.0"}, 4.0),
+        ({"le": "+Inf"}, 5.0),
+    ]
+    assert samples["ceph_sla_tick_seconds_count"] == [({}, 5.0)]
+    assert samples["ceph_sla_tick_seconds_sum"][0][1] == pytest.approx(3.1045)

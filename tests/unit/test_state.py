@@ -1,10 +1,13 @@
 """Persisted state round-trips; expected rules per role and mode."""
+import pytest
+
 from mgr_sla.decision import DecisionState, Mode
 from mgr_sla.state import (
     HISTORY_LEN,
     ModuleState,
     PoolRole,
     Role,
+    StateError,
     SwitchRecord,
     UrgentPlacement,
     expected_rule,
@@ -23,10 +26,31 @@ def test_round_trip_keeps_mode_roles_and_history():
     assert back.last_switch().pgs_moved == 7 and back.switches_total == 1
 
 
-def test_missing_or_broken_state_starts_isolated():
-    for text in (None, "", "{not json", '{"mode": "sideways"}'):
+def test_missing_state_starts_isolated():
+    for text in (None, ""):
         s = ModuleState.from_json(text, now=5.0)
         assert s.decision.mode is Mode.ISOLATED and s.roles == {}
+
+
+def test_broken_or_future_state_is_an_error_naming_why():
+    for text in ("{not json", '{"mode": "sideways"}', "[]",
+                 '{"version": 99, "mode": "shared", "mode_since": 1}'):
+        with pytest.raises(StateError):
+            ModuleState.from_json(text, now=5.0)
+
+
+def test_version_1_records_load_without_original_rules():
+    old = ('{"mode": "shared", "mode_since": 3.0, "roles": {"4": {"role": "normal", '
+           '"placement": "isolated"}}}')
+    s = ModuleState.from_json(old, now=5.0)
+    assert s.roles[4] == PoolRole(Role.NORMAL) and s.roles[4].original_rule is None
+    assert '"version": 2' in s.to_json()
+
+
+def test_original_rule_round_trips():
+    s = ModuleState.initial(0.0)
+    s.roles = {3: PoolRole(Role.NORMAL, original_rule="replicated_rule")}
+    assert ModuleState.from_json(s.to_json(), 1.0).roles[3].original_rule == "replicated_rule"
 
 
 def test_history_is_bounded_and_dry_runs_do_not_count():

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from old_weight_sets import with_positional_sets
 
 from crush_rules import (
     CephCli,
@@ -16,7 +17,9 @@ from crush_rules import (
     plan_switch,
     verify_live,
 )
-from crush_rules.generate import read_map
+from crush_rules.crushmap import crushmap_from_dump
+from crush_rules.generate import generate, read_map
+from crush_rules.weightsets import positional_pools
 
 FIXTURES = Path(__file__).resolve().parents[2] / "crush_topologies"
 
@@ -50,10 +53,8 @@ else:
 '''
 
 
-@pytest.fixture()
-def cluster(tmp_path):
+def _make_cluster(tmp_path, crush: bytes):
     tools = Tools()
-    crush = read_map(tools, (FIXTURES / "paper.txt").read_bytes())
     osdmap = tmp_path / "osdmap"
     subprocess.run(["osdmaptool", str(osdmap), "--createsimple", "8", "--with-default-pool",
                     "--pg-bits", "3", "--pgp-bits", "3"], check=True, capture_output=True)
@@ -66,6 +67,25 @@ def cluster(tmp_path):
     )
     ceph.chmod(0o755)
     return CephCli(conf="/dev/null", ceph_bin=str(ceph)), tools, tmp_path
+
+
+@pytest.fixture()
+def cluster(tmp_path):
+    return _make_cluster(tmp_path, read_map(Tools(), (FIXTURES / "paper.txt").read_bytes()))
+
+
+@pytest.fixture()
+def old_cluster(tmp_path):
+    """Pool 1 (rbd, whose rule takes the root like sla_shared) carries the positional
+    sla_shared weight set an older sla-crush installed; pool 9 someone else's."""
+    tools = Tools()
+    paper = read_map(tools, (FIXTURES / "paper.txt").read_bytes())
+    flat = generate(tools, paper, GenerateOptions(pool_ids=(1,))).binary
+    return _make_cluster(tmp_path, with_positional_sets(tools, flat, shared=(1,), foreign=(9,)))
+
+
+def _live_crush(cli: CephCli, tools: Tools):
+    return crushmap_from_dump(tools.dump(tools.export_crush(cli.get_osdmap())))
 
 
 def _calls(state: Path) -> list[str]:
@@ -104,3 +124,24 @@ def test_verify_live_and_plan_switch(cluster):
     assert json.loads(json.dumps(plan.to_dict()))["to_rule"] == "sla_isolated_normal"
     with pytest.raises(CrushError, match="not in the crush map"):
         plan_switch(cli, tools, "rbd", "no_such_rule")
+
+
+def test_install_upgrades_an_old_positional_weight_set(old_cluster):
+    cli, tools, state = old_cluster
+    assert positional_pools(_live_crush(cli, tools).choose_args) == {1: 3, 9: 3}
+    assert not verify_live(cli, tools, GenerateOptions(pool_ids=(1,))).ok  # R4-R6 fail
+    result = install(cli, tools, GenerateOptions(pool_ids=(1,)))
+    assert result.changed and result.report.ok
+    # pool 1 remapped (its urgent replicas go back to the isolated placement), allowed only
+    # because its positional set was ours and had to go
+    assert set(result.upgraded_pools) == {1} and 0 < result.upgraded_pools[1] <= 64
+    assert result.to_dict()["upgraded_pools"] == {"1": result.upgraded_pools[1]}
+    assert any("choose_args 9" in w and "weight-set rm" in w for w in result.report.warnings)
+    live = _live_crush(cli, tools)
+    assert positional_pools(live.choose_args) == {9: 3}
+    assert {len(a.weight_set) for a in live.choose_args[1]} == {1}
+    assert verify_live(cli, tools, GenerateOptions(pool_ids=(1,))).ok
+    again = install(cli, tools, GenerateOptions(pool_ids=(1,)))
+    assert not again.changed and dict(again.upgraded_pools) == {}
+    assert len(_calls(state)) == 1
+

@@ -1,29 +1,34 @@
-"""End to end with crushtool/osdmaptool on built topologies: requirements 1-6 on every PG."""
+"""End to end with crushtool/osdmaptool on built topologies: requirements R1-R6 on every PG."""
 
+import importlib
 import json
 from pathlib import Path
 
 import pytest
+from old_weight_sets import with_positional_sets
 
 from crush_rules import rules as R
 from crush_rules import synthetic
 from crush_rules.cli import main
-from crush_rules.crushmap import crushmap_from_dump
+from crush_rules.crushmap import ChooseArg, crushmap_from_dump
 from crush_rules.crushtext import parse_blocks, with_exact_weights
+from crush_rules.errors import CrushError
 from crush_rules.generate import (
     GenerateOptions,
     generate,
     read_map,
     synthetic_osdmap,
     synthetic_plan,
+    verify_map,
     verify_rules,
 )
 from crush_rules.rules import Placement
 from crush_rules.tools import Tools
 from crush_rules.topology import analyse
+from crush_rules.weightsets import positional_pools
 
 FIXTURES = Path(__file__).resolve().parents[2] / "crush_topologies"
-TOPOLOGIES = ["paper", "few_ssd", "disjoint", "disjoint_large_ssd", "uneven40"]
+TOPOLOGIES = sorted(p.stem for p in FIXTURES.glob("*.txt"))
 TOOLS = Tools()
 
 
@@ -38,20 +43,28 @@ def generated(request):
     return request.param, binary, generate(TOOLS, binary, options)
 
 
+def test_topologies_are_all_there():
+    assert {"paper", "few_ssd", "disjoint", "disjoint_large_ssd", "uneven40"} <= set(TOPOLOGIES)
+
+
 def test_requirements_hold_on_every_pg(generated):
     name, _, result = generated
     report = result.report
     assert report.ok, (name, report.failures)
     for rule, r in report.rules.items():
         assert r.pgs == 512
-        assert r.duplicate_osd_pgs == 0 and r.failure_domain_violations == 0, rule
-    assert report.rules[R.ISOLATED_NORMAL].isolation_violations == 0
+        assert r.duplicate_osd_pgs == 0 and r.failure_domain_violations == 0, rule  # R1
+    assert report.rules[R.ISOLATED_NORMAL].isolation_violations == 0  # R2
     assert report.rules[R.ISOLATED_URGENT].isolation_violations == 0
-    assert report.rules[R.SHARED].inclusion == 1.0
-    assert 0.8 <= report.rules[R.SHARED].urgent_share_ratio <= 1.3
-    assert report.pair.movement_efficiency >= 0.95
-    assert report.rules[R.HYBRID].primary_urgent == 1.0
-    assert report.rules[R.HYBRID].isolation_violations == 0
+    assert report.rules[R.SHARED].inclusion == 1.0  # R3
+    assert report.rules[R.SHARED].pgs_differing_from_isolated == 0  # R4
+    assert report.rules[R.HYBRID].pgs_differing_from_isolated == 0
+    assert report.rules[R.SHARED].urgent_share == 0.0
+    assert report.pair.replicas_moved == 0  # R5
+    crush = crushmap_from_dump(TOOLS.dump(result.binary))
+    assert positional_pools(crush.choose_args) == {}  # R6
+    assert {len(a.weight_set) for p in (7, 8) for a in crush.choose_args[p]} == {1}
+    assert result.upgraded_pools == ()
 
 
 def test_pre_existing_rule_maps_as_before_and_round_trips(generated):
@@ -96,6 +109,8 @@ def test_different_roots_pair_moves_far_more_than_needed():
                                                                      (None, None)))
     assert report.pair.movement_efficiency < 0.95
     assert report.rules[R.SHARED].inclusion < 1.0
+    assert report.rules[R.SHARED].pgs_differing_from_isolated > 500
+    assert any(f.startswith("R4 sla_shared") for f in report.failures)
 
 
 def test_cli_generate_verify_and_release_text(tmp_path, capsys):
@@ -109,15 +124,25 @@ def test_cli_generate_verify_and_release_text(tmp_path, capsys):
     assert "choose_args 3 {" in text.read_text()
     assert main(["verify", "--map", str(out), "--pool-id", "3"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["isolated_normal_to_shared"]["movement_efficiency"] >= 0.95
+    assert report["isolated_normal_to_shared"]["replicas_moved"] == 0
+    assert report["rules"]["sla_shared"]["pgs_differing_from_isolated"] == 0
 
 
-def test_verify_fails_with_exit_1_without_shared_weight_sets(tmp_path, capsys):
+def test_generate_without_pool_id_is_refused_and_verify_fails_a_pool_without_its_set(
+        tmp_path, capsys):
     out = tmp_path / "out.bin"
-    assert main(["generate", "--in", str(FIXTURES / "paper.txt"), "--out", str(out)]) == 0
+    # without --pool-id sla_shared would have no weight set: refused, nothing written
+    assert main(["generate", "--in", str(FIXTURES / "paper.txt"), "--out", str(out)]) == 2
+    assert "give --pool-id" in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["generate", "--in", str(FIXTURES / "paper.txt"), "--out", str(out),
+                 "--pool-id", "7"]) == 0
     capsys.readouterr()
-    assert main(["verify", "--map", str(out)]) == 1  # no pool has sla_shared weight sets
-    assert not json.loads(capsys.readouterr().out)["ok"]
+    assert main(["verify", "--map", str(out)]) == 0  # finds pool 7's set by its shape
+    capsys.readouterr()
+    assert main(["verify", "--map", str(out), "--pool-id", "3"]) == 1  # pool 3 has none
+    report = json.loads(capsys.readouterr().out)
+    assert not report["ok"] and any(f.startswith("R4 sla_shared") for f in report["failures"])
 
 
 @pytest.mark.parametrize(
@@ -135,7 +160,8 @@ def test_refusals_exit_2_and_write_nothing(tmp_path, capsys, fixture, extra, nee
     src.write_text("device 0 osd.0 class hdd\nhost broken {\n")
     path = {"bad": src, "missing": tmp_path / "nope"}.get(fixture, FIXTURES / f"{fixture}.txt")
     out = tmp_path / "out.bin"
-    assert main(["generate", "--in", str(path), "--out", str(out), *extra]) == 2
+    assert main(["generate", "--in", str(path), "--out", str(out), "--pool-id", "1",
+                 *extra]) == 2
     err = capsys.readouterr().err.strip()
     assert needle in err and len(err.splitlines()) == 1
     assert not out.exists()
@@ -144,10 +170,100 @@ def test_refusals_exit_2_and_write_nothing(tmp_path, capsys, fixture, extra, nee
 def test_missing_crushtool_is_a_refusal(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("SLA_CRUSHTOOL", str(tmp_path / "no-crushtool"))
     out = tmp_path / "out.bin"
-    assert main(["generate", "--in", str(FIXTURES / "paper.txt"), "--out", str(out)]) == 2
+    assert main(["generate", "--in", str(FIXTURES / "paper.txt"), "--out", str(out),
+                 "--pool-id", "1"]) == 2
     assert "not found" in capsys.readouterr().err
     assert not out.exists()
 
 
 def test_synthetic_fixtures_are_current():
     assert (FIXTURES / "paper.txt").read_text() == synthetic.crush_text(synthetic.paper())
+
+
+def test_rack_failure_domains_map_identically():
+    hosts = synthetic.few_ssd() + synthetic.paper()
+    binary = read_map(TOOLS, synthetic.crush_text(hosts, racks=4).encode())
+    options = GenerateOptions(failure_domain="rack", pool_ids=(7,), urgent_pool_ids=(8,),
+                              pg_num=512)
+    report = generate(TOOLS, binary, options).report
+    assert report.ok, report.failures
+    assert report.rules[R.SHARED].pgs_differing_from_isolated == 0
+    assert report.pair.replicas_moved == 0
+
+
+# -- maps from an older sla-crush: positional weight sets -----------------------------
+
+
+@pytest.fixture(scope="module")
+def old_map():
+    """paper with our rules, old positional sets for pools 7 (shared) and 8 (hybrid),
+    and a positional set of someone else's pool 9."""
+    flat = generate(TOOLS, _binary("paper"), GenerateOptions(pool_ids=(7,), urgent_pool_ids=(8,)))
+    return with_positional_sets(TOOLS, flat.binary, shared=(7,), hybrid=(8,), foreign=(9,))
+
+
+def test_old_positional_map_fails_verification(old_map, tmp_path, capsys):
+    crush = crushmap_from_dump(TOOLS.dump(old_map))
+    assert positional_pools(crush.choose_args) == {7: 3, 8: 3, 9: 3}
+    report = verify_map(TOOLS, old_map, GenerateOptions(pool_ids=(7,), urgent_pool_ids=(8,)))
+    assert not report.ok
+    codes = {f.split()[0] for f in report.failures}
+    assert {"R4", "R5", "R6"} <= codes
+    assert any(f.startswith("R6 pool 7") for f in report.failures)
+    assert report.rules[R.HYBRID].pgs_differing_from_isolated == 256  # old: ssd primary
+    assert any("pool 9" in w and "weight-set rm" in w for w in report.warnings)
+    path = tmp_path / "old.bin"
+    path.write_bytes(old_map)
+    assert main(["verify", "--map", str(path), "--pool-id", "7"]) == 1
+
+
+def test_generate_upgrades_old_positional_sets_and_keeps_foreign_ones(old_map):
+    options = GenerateOptions(pool_ids=(7,), urgent_pool_ids=(8,))
+    result = generate(TOOLS, old_map, options)
+    assert result.report.ok, result.report.failures
+    assert result.upgraded_pools == (7, 8)
+    assert result.report.to_dict()["upgraded_pools"] == [7, 8]
+    crush = crushmap_from_dump(TOOLS.dump(result.binary))
+    assert positional_pools(crush.choose_args) == {9: 3}  # not ours: left, but warned about
+    before = crushmap_from_dump(TOOLS.dump(old_map))
+    assert crush.choose_args[9] == before.choose_args[9]
+    warnings = result.report.warnings
+    assert any("pool 7" in w and "replaced by the flat one" in w for w in warnings)
+    foreign = [w for w in warnings if "choose_args 9" in w]
+    assert foreign and "aborts every ceph-mon" in foreign[0]
+    assert "ceph osd crush weight-set rm" in foreign[0]
+    # the result is what a fresh generate gives for our pools, and stable from now on
+    fresh = generate(TOOLS, _binary("paper"), options)
+    assert crush.choose_args[7] == crushmap_from_dump(TOOLS.dump(fresh.binary)).choose_args[7]
+    again = generate(TOOLS, result.binary, options)
+    assert again.binary == result.binary and again.upgraded_pools == ()
+    assert verify_map(TOOLS, result.binary, options).ok
+
+
+def test_cli_upgrades_an_old_map(old_map, tmp_path, capsys):
+    src, out = tmp_path / "old.bin", tmp_path / "new.bin"
+    src.write_bytes(old_map)
+    assert main(["generate", "--in", str(src), "--out", str(out), "--pool-id", "7",
+                 "--urgent-pool-id", "8"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["ok"] and summary["upgraded_pools"] == [7, 8]
+    assert any("choose_args 9" in w for w in summary["warnings"])
+    assert main(["verify", "--map", str(out), "--pool-id", "7", "--urgent-pool-id", "8"]) == 0
+
+
+def test_a_positional_set_of_ours_is_never_written(tmp_path, capsys, monkeypatch):
+    G = importlib.import_module("crush_rules.generate")  # the package exports generate()
+    real = G.shared_choose_args
+    monkeypatch.setattr(G, "shared_choose_args", lambda crush, topo: tuple(
+        type(a)(a.bucket_id, a.weight_set * 3, a.ids) for a in real(crush, topo)))
+    out = tmp_path / "out.bin"
+    assert main(["generate", "--in", str(FIXTURES / "paper.txt"), "--out", str(out),
+                 "--pool-id", "7"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "pool 7 has 3 positions" in err and len(err.splitlines()) == 1
+    assert not out.exists()
+    blocks = parse_blocks(TOOLS.decompile(_binary("paper")))
+    rule_ids = {name: i for i, name in enumerate(R.RULE_NAMES, 1)}
+    with pytest.raises(CrushError, match="pool 5 has 2 positions"):
+        G._assemble(blocks, rule_ids, Placement(), {5: (ChooseArg(-1, ((1,), (2,))),)},
+                    with_sizes=True)

@@ -11,7 +11,6 @@ LAYOUT = Layout(
     urgent_class="ssd",
     size=3,
     target_urgent_share=0.5,
-    device_weight=dict.fromkeys(range(8), 65536),
 )
 
 
@@ -24,22 +23,35 @@ def test_duplicate_osd_is_reported():
 
 def test_two_replicas_in_one_host_are_reported():
     # osd.0 and osd.1 share host 0: the two-emit defect
-    report = check_rule(R.HYBRID, {0: [1, 0, 2], 1: [3, 0, 4]}, LAYOUT, None, hybrid=True)
+    report = check_rule(R.HYBRID, {0: [1, 0, 2], 1: [3, 0, 4]}, LAYOUT, None)
     assert report.failure_domain_violations == 1
     assert report.duplicate_osd_pgs == 0
     failures, _ = requirement_failures({R.HYBRID: report}, None, True)
     assert any("failure domain" in f for f in failures)
 
 
-def test_isolation_inclusion_and_share():
+def test_isolation_inclusion_and_identity_with_isolated():
     iso = check_rule(R.ISOLATED_NORMAL, {0: [0, 2, 4], 1: [0, 2, 5]}, LAYOUT, 3)
     assert iso.isolation_violations == 1
-    shared = check_rule(R.SHARED, {0: [0, 3, 5], 1: [1, 3, 5]}, LAYOUT, 3)
+    reference = {0: [0, 2, 4], 1: [2, 4, 6]}
+    shared = check_rule(R.SHARED, {0: [0, 3, 5], 1: [1, 3, 5]}, LAYOUT, 3, isolated=reference)
     assert shared.inclusion == 0.5
-    assert shared.urgent_share == round(5 / 6, 4)
+    assert shared.pgs_differing_from_isolated == 2
     failures, _ = requirement_failures({R.ISOLATED_NORMAL: iso, R.SHARED: shared}, None, True)
     codes = {f.split()[0] for f in failures}
     assert {"R2", "R3", "R4"} <= codes
+    assert any(f.startswith("R4") and "2/2 PGs map differently" in f for f in failures)
+
+
+def test_order_counts_for_identity_and_missing_pgs_differ():
+    reference = {0: [0, 2, 4], 1: [2, 4, 6]}
+    same = check_rule(R.SHARED, {0: [0, 2, 4], 1: [2, 4, 6]}, LAYOUT, 3, isolated=reference)
+    assert same.pgs_differing_from_isolated == 0
+    reordered = check_rule(R.SHARED, {0: [2, 0, 4], 1: [2, 4, 6]}, LAYOUT, 3, isolated=reference)
+    assert reordered.pgs_differing_from_isolated == 1  # another primary is another mapping
+    short = check_rule(R.SHARED, {0: [0, 2, 4]}, LAYOUT, 3, isolated=reference)
+    assert short.pgs_differing_from_isolated == 1
+    assert check_rule(R.ISOLATED_NORMAL, reference, LAYOUT, 3).pgs_differing_from_isolated is None
 
 
 def test_short_pg_fails_normal_rules_only():
@@ -52,19 +64,25 @@ def test_short_pg_fails_normal_rules_only():
     assert any("fewer replicas" in w for w in warnings)
 
 
-def test_movement_counts_sets_not_positions():
+def test_movement_counts_sets_not_positions_and_must_be_zero():
     iso = {0: [0, 2, 4], 1: [2, 4, 6]}
-    # PG 0: one ssd replaces osd.4 (must move); PG 1: reordered only + one needless move
+    # PG 0: one ssd replaces osd.4; PG 1: reordered only + one hdd move
     shared = {0: [0, 2, 5], 1: [4, 2, 0]}
     pair = movement(iso, shared, LAYOUT)
     assert (pair.replicas_moved, pair.replicas_must_move) == (2, 1)
     assert pair.movement_efficiency == 0.5
     failures, _ = requirement_failures({}, pair, True)
-    assert any(f.startswith("R5") for f in failures)
+    assert any(f.startswith("R5") and "moves 2 replicas" in f for f in failures)
+    reordered = movement(iso, {0: [4, 2, 0], 1: [6, 4, 2]}, LAYOUT)
+    assert reordered.replicas_moved == 0 and reordered.movement_efficiency == 1.0
+    assert requirement_failures({}, reordered, True) == ([], [])
 
 
-def test_hybrid_requires_urgent_primary_when_registered():
-    report = check_rule(R.HYBRID, {0: [0, 3, 4], 1: [1, 2, 4]}, LAYOUT, 6, hybrid=True)
-    assert report.isolation_violations == 1 and report.primary_urgent == 0.5
+def test_hybrid_must_match_isolated_only_when_it_has_its_weight_set():
+    reference = {0: [0, 2, 4], 1: [2, 4, 6]}
+    report = check_rule(R.HYBRID, {0: [1, 2, 4], 1: [2, 4, 6]}, LAYOUT, 6, isolated=reference)
+    assert report.pgs_differing_from_isolated == 1 and report.isolation_violations is None
     failures, _ = requirement_failures({R.HYBRID: report}, None, True)
-    assert any("urgent primary" in f for f in failures)
+    assert any(f.startswith("R4 sla_hybrid (pool 6)") for f in failures)
+    failures, warnings = requirement_failures({R.HYBRID: report}, None, False)
+    assert not failures and any("no choose_args" in w for w in warnings)

@@ -7,10 +7,12 @@ from crush_rules.errors import CrushError
 from crush_rules.rules import Placement, naive_two_emit_steps, rule_steps
 from crush_rules.topology import analyse
 from crush_rules.weightsets import (
-    SharedParams,
+    MAX_POSITIONS,
+    ensure_flat,
+    flat_choose_args,
     hybrid_choose_args,
-    initial_params,
-    plan_domains,
+    positional_pools,
+    positional_warning,
     shared_choose_args,
 )
 
@@ -18,7 +20,10 @@ W = 65536
 
 
 def model(hosts: list[list[tuple[str, int]]]) -> CrushMap:
-    """Real hosts under root 'default' plus the ~hdd / ~ssd shadow trees Ceph would make."""
+    """Real hosts under root 'default' plus the ~hdd / ~ssd shadow trees Ceph would make.
+
+    Besides hdd and ssd a device may be of class 'nvme' (a third class, no shadow tree).
+    """
     devices: dict[int, str | None] = {}
     buckets: dict[int, Bucket] = {}
     next_id = -2
@@ -59,66 +64,79 @@ def _args_by_bucket(args):
     return {a.bucket_id: a for a in args}
 
 
-def test_shared_root_reuses_normal_shadow_ids_and_weights():
-    crush = model(PAPER)
+@pytest.mark.parametrize("hosts", [PAPER, DISJOINT_BIG])
+def test_every_weight_set_has_exactly_one_position(hosts):
+    crush = model(hosts)
     topo = analyse(crush, Placement(), 3)
-    args = _args_by_bucket(shared_choose_args(crush, topo, initial_params(topo)))
-    root = args[-1]
-    shadow_root = crush.bucket_named("default~hdd")
-    assert root.ids == tuple(i.id for i in shadow_root.items)
-    for position in root.weight_set[:-1]:  # no urgent-only host: every position hashes as hdd
-        assert position == tuple(i.weight for i in shadow_root.items)
+    for args in (shared_choose_args(crush, topo), hybrid_choose_args(crush, topo)):
+        assert args and all(len(a.weight_set) == MAX_POSITIONS == 1 for a in args)
+        assert {a.bucket_id for a in args} == {b.id for b in crush.buckets_under(-1)}
 
 
-def test_first_position_excludes_urgent_devices():
-    crush = model(PAPER)
-    topo = analyse(crush, Placement(), 3)
-    args = _args_by_bucket(shared_choose_args(crush, topo, initial_params(topo)))
-    host = args[-2]
-    assert host.weight_set[0] == (W, 0)  # hdd keeps its weight, ssd none: normal inclusion
-    hdd, ssd = host.weight_set[1]
-    assert hdd == W and ssd == pytest.approx(3 * W, rel=0.01)  # 0.75 of each later leaf draw
-
-
-def test_disjoint_with_much_ssd_uses_a_tail_position():
+def test_root_reuses_normal_shadow_ids_and_exact_weights():
     crush = model(DISJOINT_BIG)
     topo = analyse(crush, Placement(), 3)
-    params = initial_params(topo)
-    assert params.tail == 1  # 1.5 urgent replicas/PG: one tail position + 0.5 from the middle
-    plans, strain = plan_domains(topo, params)
-    assert strain < 0.9
-    ssd_host = next(d for d in topo.domains if d.is_urgent_only)
-    hdd_host = next(d for d in topo.domains if d.urgent_weight == 0)
-    assert plans[ssd_host.id].above[0] == 0 and plans[ssd_host.id].above[1] > 0
-    assert plans[hdd_host.id].above[2] == 0  # the tail draws urgent only
-    assert plans[hdd_host.id].normal_on == (True, True, False)
+    root = _args_by_bucket(shared_choose_args(crush, topo))[-1]
+    shadow_root = crush.bucket_named("default~hdd")
+    assert root.ids == tuple(i.id for i in shadow_root.items)
+    assert root.weight_set == (tuple(i.weight for i in shadow_root.items),)
+    assert root.weight_set[0][4:] == (0, 0, 0, 0)  # ssd-only hosts: no hdd weight
 
 
-def test_urgent_only_hosts_enter_only_at_the_last_middle_position():
-    crush = model([[("hdd", W)] * 2 for _ in range(6)] + [[("ssd", W)] * 2 for _ in range(2)])
-    topo = analyse(crush, Placement(), 4)
-    params = initial_params(topo)
-    plans, _ = plan_domains(topo, params)
-    ssd_host = next(d for d in topo.domains if d.is_urgent_only)
-    last_middle = 3 - params.tail
-    drawn_at = [p for p, w in enumerate(plans[ssd_host.id].above) if w]
-    assert drawn_at and set(drawn_at) <= set(range(last_middle, 4))
+def test_inside_a_host_normal_devices_keep_their_weight_and_others_weigh_zero():
+    crush = model([[("hdd", 3 * W), ("ssd", W), ("nvme", W)]] + [[("hdd", W), ("ssd", W)]] * 2)
+    topo = analyse(crush, Placement(), 3)
+    host = _args_by_bucket(shared_choose_args(crush, topo))[-2]
+    assert host.weight_set == ((3 * W, 0, 0),)  # hdd kept, ssd and the third class none
+    assert host.ids == ()  # devices hash with their own ids
 
 
-def test_hybrid_positions():
+def test_hybrid_is_the_same_flat_set():
     crush = model(PAPER)
     topo = analyse(crush, Placement(), 3)
-    args = _args_by_bucket(hybrid_choose_args(crush, topo))
-    assert args[-1].ids == ()
-    assert args[-2].weight_set == ((0, W), (W, 0), (W, 0))  # primary ssd, the rest hdd
+    assert hybrid_choose_args(crush, topo) == shared_choose_args(crush, topo)
+    assert flat_choose_args(crush, topo) == shared_choose_args(crush, topo)
 
 
-def test_shared_params_middle_share_scales_urgent_weight():
+def test_buckets_between_root_and_domains_hash_with_shadow_ids():
+    crush = model(PAPER)
+    buckets = dict(crush.buckets)
+    hosts = [b for b in buckets.values() if b.type_name == "host" and "~" not in b.name]
+    shadows = {
+        c: [b for b in buckets.values() if b.name.endswith("~" + c) and b.type_name == "host"]
+        for c in ("hdd", "ssd")
+    }
+    buckets[-100] = Bucket(-100, "rack0", "rack", "straw2",
+                           tuple(Item(h.id, h.weight) for h in hosts))
+    for n, c in enumerate(("hdd", "ssd")):
+        buckets[-101 - n] = Bucket(-101 - n, f"rack0~{c}", "rack", "straw2",
+                                   tuple(Item(s.id, s.weight) for s in shadows[c]))
+    buckets[-1] = Bucket(-1, "default", "root", "straw2", (Item(-100, 8 * W),))
+    crush = CrushMap(crush.devices, crush.device_names, {0: "osd", 1: "host", 3: "rack"},
+                     buckets, {}, {})
+    rack = _args_by_bucket(flat_choose_args(crush, analyse(crush, Placement("default", "host"),
+                                                             3)))[-100]
+    assert rack.ids == tuple(s.id for s in shadows["hdd"])
+    assert rack.weight_set == ((W,) * 4,)
+
+
+def test_a_positional_set_is_refused():
     crush = model(PAPER)
     topo = analyse(crush, Placement(), 3)
-    low = _args_by_bucket(shared_choose_args(crush, topo, SharedParams(0, 0.5)))
-    high = _args_by_bucket(shared_choose_args(crush, topo, SharedParams(0, 1.5)))
-    assert low[-2].weight_set[1][1] < high[-2].weight_set[1][1]
+    flat = shared_choose_args(crush, topo)
+    ensure_flat(7, flat)  # one position: fine
+    positional = tuple(type(a)(a.bucket_id, a.weight_set * 3, a.ids) for a in flat)
+    with pytest.raises(CrushError, match="pool 7 has 3 positions") as err:
+        ensure_flat(7, positional)
+    assert "ceph-mon abort" in str(err.value) and "\n" not in str(err.value)
+    assert positional_pools({7: positional, 8: flat, -1: positional}) == {-1: 3, 7: 3}
+
+
+def test_positional_warning_names_the_pool_the_risk_and_the_fix():
+    text = positional_warning(9, 3, "rbd")
+    assert "pool 9 (rbd)" in text and "3 positions" in text
+    assert "aborts every ceph-mon" in text and "ceph osd crush weight-set rm rbd" in text
+    assert "ceph osd crush weight-set rm-compat" in positional_warning(-1, 2)
 
 
 @pytest.mark.parametrize(

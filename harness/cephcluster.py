@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 MINICLUSTER = ROOT / "deploy" / "minicluster.sh"
 
 T = TypeVar("T")
@@ -124,7 +124,7 @@ class Cluster:
                     if p["pool_name"] == name)
 
 
-class Bench:
+class RadosBench:
     """`rados bench` as an urgent client, stopped by its PID."""
 
     def __init__(self, cluster: Cluster, pool: str, secs: int = 120) -> None:
@@ -152,3 +152,14 @@ def mode(cluster: Cluster) -> str:
 def wait_mode(cluster: Cluster, want: str, timeout: float) -> dict:
     return wait_for(f"mode {want}", lambda: (s := cluster.sla_status())["mode"] == want and s,
                     timeout, interval=0.25)
+
+
+def placed(cluster: Cluster, pool: str = "normal") -> dict | None:
+    """Status once `pool` shares and the module's upmap entries are all in place."""
+    status = cluster.sla_status()
+    entry = next(p for p in status["pools"] if p["name"] == pool)
+    up = entry.get("upmaps") or {}
+    ok = (status["mode"] == "shared" and entry["rule"] == "sla_shared"
+          and up.get("placement") == "shared" and up.get("pending") == 0
+          and (up.get("urgent_replica_share") or 0) > 0)
+    return status if ok else None

@@ -1,0 +1,264 @@
+"""A small fake of ceph-mgr for unit tests of the `Module` shell.
+
+As Ceph's own mgr unit tests do (src/pybind/mgr/tests), a stand-in
+`mgr_module` is put into sys.modules before `mgr_sla.module` is imported;
+`FakeCluster` serves the dicts the mgr would (osd_map, osd_map_crush, df,
+pg_status, pg_dump) and applies the mon commands the module sends. It is a
+fake for unit tests only: the integration tests run the real module in a real
+ceph-mgr.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import types
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+
+class HandleCommandResult(NamedTuple):
+    retval: int = 0
+    stdout: str = ""
+    stderr: str = ""
+
+
+class Option(dict):  # type: ignore[type-arg]
+    def __init__(self, name: str, default: Any = None, type: str = "str", desc: str = "",
+                 min: Any = None, max: Any = None, runtime: bool = False) -> None:
+        super().__init__(name=name, default=default, type=type)
+
+
+def _command(prefix: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def wrap(f: Callable[..., Any]) -> Callable[..., Any]:
+        f.prefix = prefix  # type: ignore[attr-defined]
+        return f
+    return wrap
+
+
+class _MgrModule:
+    class ClusterLogPrio:
+        INFO = 1
+        WARN = 2
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.log = logging.getLogger("sla-test")
+
+    def shutdown(self) -> None:
+        pass
+
+
+def install_fake_mgr_module() -> None:
+    if "mgr_module" in sys.modules and getattr(sys.modules["mgr_module"], "FAKE", False):
+        return
+    mod = types.ModuleType("mgr_module")
+    mod.FAKE = True  # type: ignore[attr-defined]
+    mod.MgrModule = _MgrModule  # type: ignore[attr-defined]
+    mod.HandleCommandResult = HandleCommandResult  # type: ignore[attr-defined]
+    mod.Option = Option  # type: ignore[attr-defined]
+    mod.CLIReadCommand = _command  # type: ignore[attr-defined]
+    mod.CLIWriteCommand = _command  # type: ignore[attr-defined]
+    sys.modules["mgr_module"] = mod
+
+
+class FakeOsdMap:
+    def __init__(self, cluster: FakeCluster) -> None:
+        self.cluster = cluster
+
+    def map_pool_pgs_up(self, pool_id: int) -> dict[str, list[int]]:
+        return {pg: self.cluster.up_set(pg) for pg in self.cluster.raw if
+                pg.startswith(f"{pool_id}.")}
+
+
+class FakeRados:
+    def __init__(self, cluster: FakeCluster) -> None:
+        self.cluster = cluster
+
+    def mon_command(self, cmd: str, inbuf: bytes, timeout: int = 0) -> tuple[int, bytes, str]:
+        return self.cluster.mon_command(json.loads(cmd))
+
+
+class FakeCluster:
+    """Four hosts, each one hdd (osd 2h) and one ssd (osd 2h+1); PGs mapped
+    by a fixed 'CRUSH' that picks hdd OSDs of distinct hosts."""
+
+    def __init__(self) -> None:
+        self.epoch = 10
+        self.rules = {"replicated_rule": 0, "sla_isolated_normal": 1,
+                      "sla_isolated_urgent": 2, "sla_shared": 3, "sla_hybrid": 4}
+        self.pools: dict[int, dict[str, Any]] = {}
+        self.raw: dict[str, list[int]] = {}
+        self.upmaps: dict[str, list[tuple[int, int]]] = {}
+        self.ops: dict[int, int] = {}
+        self.commands: list[dict[str, Any]] = []
+        self.pg_states = [{"state_name": "active+clean", "count": 0}]
+        self.weight_sets: set[int] = set()
+        self.osd_used_gib = 10
+        self.perf_queries: set[int] = set()
+        self.perf_seen: dict[int, int] = {}
+        self.pool_bytes = 0
+
+    def add_pool(self, pool_id: int, name: str, rule: str, pgs: int = 16,
+                 erasure: bool = False) -> None:
+        self.pools[pool_id] = {"pool": pool_id, "pool_name": name, "type": 3 if erasure else 1,
+                               "crush_rule": self.rules[rule], "size": 3}
+        self.weight_sets.add(pool_id)
+        for seed in range(pgs):
+            hosts = [(seed + i) % 4 for i in range(3)]
+            if pool_id in self.urgent_pools():
+                self.raw[f"{pool_id}.{seed:x}"] = [2 * h + 1 for h in hosts]
+            else:
+                self.raw[f"{pool_id}.{seed:x}"] = [2 * h for h in hosts]
+        self.pg_states = [{"state_name": "active+clean", "count": len(self.raw)}]
+        self.ops[pool_id] = 0
+        self.epoch += 1
+
+    def on_change(self) -> None:
+        """Set by make_module: the mgr's notify('osd_map') on a new epoch."""
+
+    def add_perf_query(self, query: dict[str, Any]) -> int:
+        self.perf_queries.add(len(self.perf_queries) + 1)
+        return len(self.perf_queries)
+
+    def perf_counters(self, query_id: int) -> dict[str, Any] | None:
+        """Ops per pool since the previous read (writes only, 1 ms each)."""
+        if query_id not in self.perf_queries:
+            return None
+        out = []
+        for pool, ops in self.ops.items():
+            delta = ops - self.perf_seen.get(pool, 0)
+            self.perf_seen[pool] = ops
+            if delta:
+                out.append({"k": [[str(pool)]],
+                            "c": [[delta, 0], [0, 0], [delta * 1_000_000, delta], [0, 0]]})
+        return {"counters": out}
+
+    def urgent_pools(self) -> set[int]:
+        return {p for p, info in self.pools.items()
+                if info["crush_rule"] == self.rules["sla_isolated_urgent"]}
+
+    def up_set(self, pgid: str) -> list[int]:
+        up = list(self.raw[pgid])
+        for frm, to in self.upmaps.get(pgid, []):
+            if frm in up and to not in up:
+                up[up.index(frm)] = to
+        return up
+
+    def rule_of(self, pool_id: int) -> str:
+        rid = self.pools[pool_id]["crush_rule"]
+        return next(n for n, i in self.rules.items() if i == rid)
+
+    # -- what the mgr serves ------------------------------------------------
+    def get(self, what: str) -> Any:
+        if what == "osd_map":
+            return {
+                "epoch": self.epoch, "crush_version": 3,
+                "pools": list(self.pools.values()),
+                "osds": [{"osd": o, "up": 1, "in": 1, "weight": 1.0} for o in range(8)],
+                "pg_upmap_items": [
+                    {"pgid": pg, "mappings": [{"from": a, "to": b} for a, b in pairs]}
+                    for pg, pairs in sorted(self.upmaps.items())],
+            }
+        if what == "osd_map_crush":
+            return {
+                "types": [{"type_id": 0, "name": "osd"}, {"type_id": 1, "name": "host"},
+                          {"type_id": 10, "name": "root"}],
+                "devices": [{"id": o, "class": "ssd" if o % 2 else "hdd"} for o in range(8)],
+                "rules": [{"rule_id": i, "rule_name": n, "steps": [
+                    {"op": "take", "item": -1, "item_name": "default"},
+                    {"op": "chooseleaf_firstn", "num": 0, "type": "host"},
+                    {"op": "emit"}]} for n, i in self.rules.items()],
+                "buckets": [{"id": -1, "name": "default", "type_name": "root",
+                             "items": [{"id": -2 - h, "weight": 0x20000} for h in range(4)]}]
+                + [{"id": -2 - h, "name": f"h{h}", "type_name": "host",
+                    "items": [{"id": 2 * h, "weight": 0x10000},
+                              {"id": 2 * h + 1, "weight": 0x10000}]} for h in range(4)],
+                "choose_args": {str(p): [] for p in sorted(self.weight_sets)},
+            }
+        if what == "df":
+            return {"pools": [{"id": p, "stats": {"rd": 0, "wr": n, "bytes_used": self.pool_bytes}}
+                              for p, n in self.ops.items()]}
+        if what == "osd_stats":
+            gib = 1 << 20  # in KiB
+            return {"osd_stats": [{"osd": o, "kb": 100 * gib, "kb_used": self.osd_used_gib * gib}
+                                  for o in range(8)]}
+        if what == "pg_summary":
+            by_pool: dict[str, dict[str, int]] = {}
+            for pg in self.raw:
+                states = by_pool.setdefault(pg.split(".")[0], {})
+                name = self.pg_states[0]["state_name"]
+                states[name] = states.get(name, 0) + 1
+            return {"by_pool": by_pool}
+        if what == "pg_status":
+            return {"pgs_by_state": self.pg_states, "misplaced_ratio": 0.0}
+        if what == "pool_stats":
+            return {"pool_stats": []}
+        if what == "pg_stats":
+            return {"pg_stats": self.get("pg_dump")["pg_stats"]}
+        if what == "pg_dump":
+            return {"pg_stats": [{"pgid": pg, "state": "active+clean", "up": self.up_set(pg),
+                                  "acting": self.up_set(pg), "stat_sum": {"num_bytes": 4096}}
+                                 for pg in sorted(self.raw)],
+                    "pool_stats": []}
+        raise KeyError(what)
+
+    def mon_command(self, cmd: dict[str, Any]) -> tuple[int, bytes, str]:
+        self.commands.append(cmd)
+        self.on_change()
+        prefix = cmd["prefix"]
+        if prefix == "osd pool set" and cmd["var"] == "crush_rule":
+            pool = next((p for p in self.pools.values() if p["pool_name"] == cmd["pool"]), None)
+            if pool is None:
+                return -2, b"", f"unrecognized pool '{cmd['pool']}'"
+            if cmd["val"] not in self.rules:
+                return -2, b"", f"crush rule {cmd['val']} does not exist"
+            pool["crush_rule"] = self.rules[cmd["val"]]
+            if cmd["val"] == "sla_isolated_normal":  # the mon cancels entries to ssd
+                for pg in [pg for pg in self.upmaps if pg.startswith(f"{pool['pool']}.")]:
+                    del self.upmaps[pg]
+        elif prefix == "osd pg-upmap-items":
+            ids = cmd["id"]
+            self.upmaps[cmd["pgid"]] = list(zip(ids[::2], ids[1::2]))
+        elif prefix == "osd rm-pg-upmap-items":
+            self.upmaps.pop(cmd["pgid"], None)
+        elif prefix == "osd crush weight-set rm":
+            pool = next(p for p in self.pools.values() if p["pool_name"] == cmd["pool"])
+            self.weight_sets.discard(pool["pool"])
+        elif prefix == "osd stat":
+            return 0, json.dumps({"epoch": self.epoch + 1}).encode(), ""
+        else:
+            return -22, b"", f"unknown command {prefix}"
+        self.epoch += 1
+        return 0, b"", ""
+
+
+def make_module(cluster: FakeCluster, store: dict[str, str] | None = None,
+                options: dict[str, Any] | None = None) -> Any:
+    """A `Module` wired to the fake cluster (imports mgr_sla.module lazily)."""
+    install_fake_mgr_module()
+    from mgr_sla.module import Module
+
+    m = Module.__new__(Module)
+    Module.__init__(m)
+    store = {} if store is None else store
+    opts = {o["name"]: o["default"] for o in Module.MODULE_OPTIONS}
+    opts.update({"metrics_port": 0})
+    m.get_ceph_option = {"target_max_misplaced_ratio": 0.05}.get  # type: ignore[method-assign]
+    opts.update(options or {})
+    m.get = cluster.get  # type: ignore[method-assign]
+    m.get_osdmap = lambda: FakeOsdMap(cluster)  # type: ignore[method-assign]
+    m.get_store = store.get  # type: ignore[method-assign]
+    m.set_store = store.__setitem__  # type: ignore[method-assign]
+    m.get_module_option = opts.get  # type: ignore[method-assign]
+    m.set_module_option = opts.__setitem__  # type: ignore[method-assign]
+    m.health = {}
+    m.set_health_checks = lambda checks: setattr(m, "health", checks)  # type: ignore[method-assign]
+    m.remote = lambda *a, **k: None  # type: ignore[method-assign]
+    m.cluster_log = lambda *a, **k: None  # type: ignore[method-assign]
+    m.rados = FakeRados(cluster)
+    cluster.on_change = lambda: m.notify("osd_map", "")  # type: ignore[method-assign]
+    m.add_osd_perf_query = cluster.add_perf_query  # type: ignore[method-assign]
+    m.get_osd_perf_counters = cluster.perf_counters  # type: ignore[method-assign]
+    m.remove_osd_perf_query = cluster.perf_queries.discard  # type: ignore[method-assign]
+    m.options = opts
+    return m

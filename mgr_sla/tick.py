@@ -1,0 +1,109 @@
+"""One tick of the module as one pure step: `plan_tick(TickInputs) -> TickPlan`.
+
+The module gathers the inputs from the mgr, calls this, and applies the
+plan (rule changes, a switch record, health); the policy simulation
+(bench/sim/model.py) calls the same function, so the two cannot drift.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .decision import DecisionState, Mode, ModeDecision, Thresholds, decide, held
+from .gates import ClusterHealth, Gate, blocking_gates
+from .state import RULE_SHARED, PoolRole, expected_rule
+
+
+@dataclass(frozen=True)
+class PoolNow:
+    """A managed pool as the OSD map shows it now."""
+
+    pool_id: int
+    name: str
+    role: PoolRole
+    rule: str  # the name of the rule it is on
+
+
+@dataclass(frozen=True)
+class TickInputs:
+    now: float
+    state: DecisionState
+    urgent_iops: float | None
+    thresholds: Thresholds
+    min_dwell_secs: float
+    health: ClusterHealth
+    max_misplaced_ratio: float
+    pinned: Mode | None = None
+    isolating: bool = False  # a switch to isolated is still moving data
+    dry_run: bool = False
+    sustain_secs: float = 0.0  # urgent IOPS at or above high this long before isolating
+    pools: Sequence[PoolNow] = ()
+    blocked_before: frozenset[str] = frozenset()  # gate names that blocked last tick
+
+
+@dataclass(frozen=True)
+class RuleChange:
+    pool_id: int
+    pool: str
+    from_rule: str
+    to_rule: str
+
+
+@dataclass(frozen=True)
+class TickPlan:
+    decision: ModeDecision
+    state: DecisionState  # what to keep for the next tick
+    switch: bool  # a switch is decided and goes ahead (record it)
+    gates: tuple[Gate, ...]  # everything blocking now, switch and convergence alike
+    rule_changes: tuple[RuleChange, ...]
+    newly_blocked: tuple[str, ...]  # gate names to count once per blocked episode
+
+
+def _changes(pools: Sequence[PoolNow], mode: Mode) -> list[RuleChange]:
+    out = []
+    for pool in sorted(pools, key=lambda p: p.pool_id):
+        want = expected_rule(pool.role, mode)
+        if pool.rule != want:
+            out.append(RuleChange(pool.pool_id, pool.name, pool.rule, want))
+    return out
+
+
+def _merge(*lists: Sequence[Gate]) -> tuple[Gate, ...]:
+    seen: dict[str, Gate] = {}
+    for gates in lists:
+        for gate in gates:
+            seen.setdefault(gate.name, gate)
+    return tuple(seen.values())
+
+
+def plan_tick(inputs: TickInputs) -> TickPlan:
+    """Decide the mode, gate the switch, and say which pools change rule.
+
+    Pools converge to the mode in force even while a switch away from it is
+    blocked (a new urgent pool still goes to its own region). Moving normal
+    pools to isolation, or urgent pools onto their own region, protects the
+    SLA: only the gates for isolation apply to such changes."""
+    decision = decide(inputs.state, inputs.urgent_iops, inputs.now, inputs.thresholds,
+                      inputs.min_dwell_secs, inputs.pinned, inputs.isolating,
+                      inputs.sustain_secs)
+    switch_gates: list[Gate] = []
+    state = decision.state
+    switch = decision.switch
+    if decision.switch:
+        switch_gates = blocking_gates(decision.target, inputs.health, inputs.max_misplaced_ratio)
+        if switch_gates:
+            state = held(decision, inputs.state)
+            switch = False
+    changes: list[RuleChange] = []
+    change_gates: list[Gate] = []
+    if not inputs.dry_run:
+        changes = _changes(inputs.pools, state.mode)
+        if changes:
+            target = Mode.SHARED if any(c.to_rule == RULE_SHARED for c in changes) \
+                else Mode.ISOLATED
+            change_gates = blocking_gates(target, inputs.health, inputs.max_misplaced_ratio)
+            if change_gates:
+                changes = []
+    gates = _merge(switch_gates, change_gates)
+    newly = tuple(sorted(g.name for g in gates if g.name not in inputs.blocked_before))
+    return TickPlan(decision, state, switch, gates, tuple(changes), newly)

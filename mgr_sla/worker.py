@@ -1,0 +1,55 @@
+"""Slow checks off the tick: one background thread at a time, result per key.
+
+Verifying the rules runs crushtool and osdmaptool (seconds on a big map).
+The tick must not wait for it, nor hold the module lock meanwhile (status,
+scrapes and commands wait on that lock): it asks for the result of the
+current key and gets "not yet" until the thread has finished.
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable
+from typing import Any, Generic, TypeVar
+
+R = TypeVar("R")
+
+
+class KeyedWorker(Generic[R]):
+    def __init__(self, check: Callable[[Any], R], name: str = "sla-worker") -> None:
+        self._check = check
+        self._name = name
+        self._lock = threading.Lock()
+        self._done: tuple[Hashable, R] | None = None
+        self._running: Hashable | None = None
+        self._thread: threading.Thread | None = None
+
+    def result(self, key: Hashable, arg: Any) -> tuple[bool, R | None]:
+        """(True, result) once the check of `key` has run; else (False, None),
+        starting it unless a check is already running (the newest key wins
+        when that one ends)."""
+        with self._lock:
+            if self._done is not None and self._done[0] == key:
+                return True, self._done[1]
+            if self._running is None:
+                self._running = key
+                self._thread = threading.Thread(target=self._run, args=(key, arg),
+                                                name=self._name, daemon=True)
+                self._thread.start()
+            return False, None
+
+    def _run(self, key: Hashable, arg: Any) -> None:
+        result = self._check(arg)
+        with self._lock:
+            self._done = (key, result)
+            self._running = None
+
+    def forget(self) -> None:
+        """Drop the kept result (the rules were just reinstalled)."""
+        with self._lock:
+            self._done = None
+
+    def wait(self, timeout: float) -> None:
+        """For tests and shutdown: wait for a running check to end."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)

@@ -1,0 +1,200 @@
+"""The `Module` shell against a small fake mgr (tests/unit/fake_mgr.py):
+tick, commands and failover restore, with no Ceph. The real module in a real
+ceph-mgr is what tests/integration covers."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from harness.fake_mgr import FakeCluster, make_module
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+@pytest.fixture
+def cluster() -> FakeCluster:
+    c = FakeCluster()
+    c.add_pool(1, "fast", "sla_isolated_urgent")
+    c.add_pool(2, "bulk", "sla_isolated_normal")
+    return c
+
+
+def managed(cluster: FakeCluster, store: dict[str, str], **options: Any) -> Any:
+    m = make_module(cluster, store, {"min_dwell_secs": 0, "sustain_secs": 0, **options})
+    m._verify_rules = lambda opts: None  # crushtool/osdmaptool: the integration tests'
+    m._verifier._check = m._verify_rules
+    assert m.cmd_pool_set("fast", role=_role("urgent")).retval == 0
+    assert m.cmd_pool_set("bulk", role=_role("normal")).retval == 0
+    return m
+
+
+def _role(name: str) -> Any:
+    from mgr_sla.state import Role
+    return Role(name)
+
+
+def ticks(m: Any, n: int) -> None:
+    for _ in range(n):
+        m.tick()
+        m._verifier.wait(5)
+
+
+def test_quiet_cluster_shares_with_upmaps_then_load_isolates(cluster: FakeCluster) -> None:
+    store: dict[str, str] = {}
+    m = managed(cluster, store)
+    ticks(m, 4)
+    assert cluster.rule_of(2) == "sla_shared"
+    status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
+    bulk = next(p for p in status["pools"] if p["name"] == "bulk")
+    assert status["mode"] == "shared"
+    assert bulk["upmaps"]["pending"] == 0 and bulk["upmaps"]["pgs_with_upmaps"] > 0
+    assert 0.3 < bulk["upmaps"]["urgent_replica_share"] < 0.6
+    # every upmap entry keeps the primary and one replica per host
+    for pg in cluster.upmaps:
+        up = cluster.up_set(pg)
+        assert up[0] % 2 == 0, (pg, up)
+        assert len({o // 2 for o in up}) == 3, (pg, up)
+    # urgent load: isolated at once, the mon's cancelling leaves no entry to ssd
+    cluster.ops[1] += 10_000
+    ticks(m, 1)
+    cluster.ops[1] += 10_000
+    ticks(m, 2)
+    assert json.loads(m.cmd_status(format=_fmt("json")).stdout)["mode"] == "isolated"
+    assert cluster.rule_of(2) == "sla_isolated_normal"
+    assert not cluster.upmaps
+    history = json.loads(m.cmd_history(format=_fmt("json")).stdout)
+    assert [h["to"] for h in history] == ["isolated", "shared"]  # newest first
+
+
+def test_failover_restores_the_mode_without_a_switch(cluster: FakeCluster) -> None:
+    store: dict[str, str] = {}
+    first = managed(cluster, store)
+    ticks(first, 4)
+    switches = json.loads(first.cmd_status(format=_fmt("json")).stdout)["switches_total"]
+    sent = len(cluster.commands)
+    second = make_module(cluster, store, {"min_dwell_secs": 0})
+    second._verifier._check = lambda opts: None
+    ticks(second, 3)
+    status = json.loads(second.cmd_status(format=_fmt("json")).stdout)
+    assert status["mode"] == "shared" and status["switches_total"] == switches
+    # nothing to redo: the new mgr finds the rules and entries in place
+    assert cluster.commands[sent:] == []
+
+
+def test_a_blocked_switch_is_a_health_warning_and_counted_once(cluster: FakeCluster) -> None:
+    m = managed(cluster, {})
+    cluster.pg_states = [{"state_name": "active+undersized+degraded", "count": 32}]
+    ticks(m, 3)
+    assert cluster.rule_of(2) == "sla_isolated_normal"
+    check = m.health["SLA_SWITCH_BLOCKED"]
+    assert "pgs_degraded" in check["summary"]
+    status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
+    assert status["blocked_total"]["pgs_degraded"] == 1
+
+
+def test_bad_input_changes_nothing(cluster: FakeCluster) -> None:
+    m = managed(cluster, {})
+    before = dict(m.options)
+    assert m.cmd_set_threshold("abc").retval < 0
+    assert m.cmd_set_threshold("10", "20").retval < 0
+    assert m.cmd_pool_set("nosuch", role=_role("normal")).retval < 0
+    assert m.cmd_pool_set("bulk", role=_role("urgent")).retval < 0
+    assert m.options == before
+
+
+def test_a_pool_the_mon_refuses_does_not_stop_the_others(cluster: FakeCluster) -> None:
+    cluster.add_pool(3, "other", "sla_isolated_normal")
+    m = managed(cluster, {})
+    assert m.cmd_pool_set("other", role=_role("normal")).retval == 0
+    real = cluster.mon_command
+
+    def refuse_bulk(cmd: dict[str, Any]) -> Any:
+        if cmd.get("pool") == "bulk" and cmd.get("var") == "crush_rule":
+            return -22, b"", "Error EINVAL: refused"
+        return real(cmd)
+    cluster.mon_command = refuse_bulk  # type: ignore[method-assign]
+    ticks(m, 3)
+    assert cluster.rule_of(3) == "sla_shared"
+    assert "apply_failed" in m.health["SLA_SWITCH_BLOCKED"]["summary"]
+
+
+def _fmt(name: str) -> Any:
+    from mgr_sla.module import OutputFormat
+    return OutputFormat(name)
+
+
+def test_pool_rm_and_release_undo_what_sla_did(cluster: FakeCluster) -> None:
+    cluster.add_pool(3, "other", "replicated_rule")
+    m = managed(cluster, {})
+    assert m.cmd_pool_set("other", role=_role("normal")).retval == 0
+    ticks(m, 4)
+    assert cluster.rule_of(3) == "sla_shared"
+    assert any(pg.startswith("3.") for pg in cluster.upmaps)
+    out = m.cmd_pool_rm("other")
+    assert out.retval == 0, out
+    assert cluster.rule_of(3) == "replicated_rule"
+    assert not any(pg.startswith("3.") for pg in cluster.upmaps)
+    assert 3 not in cluster.weight_sets
+    # release: bulk was on sla_isolated_normal when it was added: it stays
+    # there (its original), and loses its entries and weight set
+    out = m.cmd_release()
+    assert out.retval == 0, out
+    assert not cluster.upmaps and 2 not in cluster.weight_sets
+    assert json.loads(m.cmd_status(format=_fmt("json")).stdout)["pools"] == []
+
+
+def test_erasure_coded_pool_is_refused_naming_erasure_coding(cluster: FakeCluster) -> None:
+    cluster.add_pool(5, "ecpool", "replicated_rule", erasure=True)
+    m = make_module(cluster, {})
+    out = m.cmd_pool_set("ecpool", role=_role("normal"))
+    assert out.retval < 0 and "erasure-coded" in out.stderr
+    assert cluster.rule_of(5) == "replicated_rule"
+
+
+def test_off_changes_nothing_and_on_resumes(cluster: FakeCluster) -> None:
+    m = managed(cluster, {})
+    assert m.cmd_off().retval == 0
+    ticks(m, 3)
+    assert cluster.rule_of(2) == "sla_isolated_normal" and not cluster.upmaps
+    assert json.loads(m.cmd_status(format=_fmt("json")).stdout)["active"] is False
+    assert m.cmd_on().retval == 0
+    ticks(m, 3)
+    assert cluster.rule_of(2) == "sla_shared"
+
+
+def test_unreadable_state_is_kept_and_reported(cluster: FakeCluster) -> None:
+    store = {"state": "{broken"}
+    m = make_module(cluster, store, {"min_dwell_secs": 0})
+    m._verifier._check = lambda opts: None
+    ticks(m, 1)
+    kept = [k for k in store if k.startswith("state.unreadable.")]
+    assert kept and store[kept[0]] == "{broken"
+    assert "SLA_STATE_RESET" in m.health
+
+
+def test_urgent_capacity_holds_the_switch_to_shared(cluster: FakeCluster) -> None:
+    m = managed(cluster, {})
+    cluster.osd_used_gib = 60
+    cluster.pool_bytes = 300 << 30  # half of it would land on 4 x 100 GiB SSDs
+    ticks(m, 3)
+    assert cluster.rule_of(2) == "sla_isolated_normal"
+    assert "urgent_capacity" in m.health["SLA_SWITCH_BLOCKED"]["summary"]
+
+
+def test_dry_run_changes_no_state(cluster: FakeCluster) -> None:
+    store: dict[str, str] = {}
+    m = managed(cluster, store, dry_run=True)
+    ticks(m, 3)
+    status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
+    assert status["mode"] == "isolated" and status["dry_run_mode"] == "shared"
+    assert cluster.rule_of(2) == "sla_isolated_normal" and not cluster.upmaps
+    history = json.loads(m.cmd_history(format=_fmt("json")).stdout)
+    assert history[0]["dry_run"] is True and status["switches_total"] == 0
+    # dry run off: the real state decides now and records a real switch
+    m.options["dry_run"] = False
+    ticks(m, 3)
+    history = json.loads(m.cmd_history(format=_fmt("json")).stdout)
+    assert history[0]["dry_run"] is False and history[0]["to"] == "shared"
+    assert cluster.rule_of(2) == "sla_shared"

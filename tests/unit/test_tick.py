@@ -1,0 +1,124 @@
+"""The module's tick as one pure step: plain data in, a plan out."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from mgr_sla.decision import DecisionState, Mode, Thresholds
+from mgr_sla.gates import ClusterHealth, PgCounts
+from mgr_sla.state import PoolRole, Role, UrgentPlacement
+from mgr_sla.tick import PoolNow, RuleChange, TickInputs, plan_tick
+
+CLEAN = ClusterHealth(PgCounts(total=64), misplaced_ratio=0.0)
+NORMAL = PoolRole(Role.NORMAL)
+URGENT = PoolRole(Role.URGENT)
+
+
+def inputs(**kw: object) -> TickInputs:
+    base = TickInputs(
+        now=1000.0, state=DecisionState(Mode.ISOLATED, 0.0, quiet_since=0.0), urgent_iops=0.0,
+        thresholds=Thresholds(100.0, 50.0), min_dwell_secs=60.0, health=CLEAN,
+        max_misplaced_ratio=0.05,
+        pools=(PoolNow(1, "fast", URGENT, "sla_isolated_urgent"),
+               PoolNow(2, "bulk", NORMAL, "sla_isolated_normal")))
+    return replace(base, **kw)  # type: ignore[arg-type]
+
+
+def test_quiet_past_the_dwell_shares_and_moves_the_normal_pool() -> None:
+    plan = plan_tick(inputs())
+    assert plan.switch and plan.state.mode is Mode.SHARED and plan.gates == ()
+    assert plan.rule_changes == (RuleChange(2, "bulk", "sla_isolated_normal", "sla_shared"),)
+
+
+def test_nothing_to_do_when_the_pools_are_where_the_mode_wants() -> None:
+    shared = DecisionState(Mode.SHARED, 0.0, quiet_since=0.0)
+    plan = plan_tick(inputs(state=shared, pools=(
+        PoolNow(2, "bulk", NORMAL, "sla_shared"),)))
+    assert not plan.switch and plan.rule_changes == () and plan.gates == ()
+
+
+def test_urgent_load_isolates_at_once() -> None:
+    shared = DecisionState(Mode.SHARED, 0.0, quiet_since=0.0)
+    plan = plan_tick(inputs(state=shared, urgent_iops=500.0,
+                            pools=(PoolNow(2, "bulk", NORMAL, "sla_shared"),)))
+    assert plan.switch and plan.state.mode is Mode.ISOLATED
+    assert plan.rule_changes == (RuleChange(2, "bulk", "sla_shared", "sla_isolated_normal"),)
+    assert "high threshold" in plan.decision.reason
+
+
+@pytest.mark.parametrize("health, gate", [
+    (replace(CLEAN, pgs=PgCounts(64, degraded=2)), "pgs_degraded"),
+    (replace(CLEAN, pgs=PgCounts(64, unknown=1)), "pgs_unknown"),
+    (replace(CLEAN, pgs=PgCounts(64, inactive=1)), "pgs_inactive"),
+    (replace(CLEAN, misplaced_ratio=0.2), "misplaced"),
+    (replace(CLEAN, down_osds=(3,)), "osd_down"),
+    (replace(CLEAN, unverified="rules fail verification: R3"), "rules_unverified"),
+    (replace(CLEAN, missing_rules=("sla_shared",)), "rules_missing"),
+])
+def test_every_gate_holds_the_switch_to_shared(health: ClusterHealth, gate: str) -> None:
+    plan = plan_tick(inputs(health=health))
+    assert not plan.switch and plan.state.mode is Mode.ISOLATED
+    assert [g.name for g in plan.gates] == [gate]
+    assert plan.newly_blocked == (gate,)
+    assert plan.rule_changes == ()
+    # the quiet run keeps counting while held
+    assert plan.state.quiet_since == 0.0
+
+
+@pytest.mark.parametrize("health, blocks", [
+    (replace(CLEAN, pgs=PgCounts(64, degraded=2)), False),
+    (replace(CLEAN, misplaced_ratio=0.9), False),
+    (replace(CLEAN, unverified="verification pending"), False),
+    (replace(CLEAN, down_osds=(3,)), False),
+    (replace(CLEAN, pgs=PgCounts(64, inactive=1)), True),
+    (replace(CLEAN, missing_rules=("sla_isolated_normal",)), True),
+])
+def test_isolation_is_held_only_by_inactive_pgs_or_missing_rules(health: ClusterHealth,
+                                                                 blocks: bool) -> None:
+    shared = DecisionState(Mode.SHARED, 0.0)
+    plan = plan_tick(inputs(state=shared, urgent_iops=500.0, health=health,
+                            pools=(PoolNow(2, "bulk", NORMAL, "sla_shared"),)))
+    assert plan.switch is not blocks
+    assert bool(plan.gates) is blocks
+
+
+def test_a_blocked_episode_is_counted_once() -> None:
+    degraded = replace(CLEAN, pgs=PgCounts(64, degraded=2))
+    first = plan_tick(inputs(health=degraded))
+    again = plan_tick(inputs(health=degraded,
+                             blocked_before=frozenset(g.name for g in first.gates)))
+    assert first.newly_blocked == ("pgs_degraded",) and again.newly_blocked == ()
+
+
+def test_pools_converge_to_the_mode_in_force_while_a_switch_is_blocked() -> None:
+    """A new urgent pool still reaches its region while shared waits."""
+    degraded = replace(CLEAN, pgs=PgCounts(64, degraded=2))
+    plan = plan_tick(inputs(health=degraded, pools=(
+        PoolNow(1, "fast", URGENT, "replicated_rule"),
+        PoolNow(2, "bulk", NORMAL, "sla_isolated_normal"))))
+    assert not plan.switch
+    assert plan.rule_changes == (RuleChange(1, "fast", "replicated_rule",
+                                            "sla_isolated_urgent"),)
+
+
+def test_hybrid_urgent_pool_wants_sla_hybrid() -> None:
+    hybrid = PoolRole(Role.URGENT, UrgentPlacement.HYBRID)
+    plan = plan_tick(inputs(urgent_iops=60.0, pools=(PoolNow(1, "fast", hybrid,
+                                                             "sla_isolated_urgent"),)))
+    assert plan.rule_changes == (RuleChange(1, "fast", "sla_isolated_urgent", "sla_hybrid"),)
+
+
+def test_dry_run_decides_but_changes_no_pool() -> None:
+    plan = plan_tick(inputs(dry_run=True))
+    assert plan.switch and plan.state.mode is Mode.SHARED and plan.rule_changes == ()
+
+
+def test_pinned_mode_wins_over_the_rate() -> None:
+    plan = plan_tick(inputs(urgent_iops=900.0, pinned=Mode.SHARED))
+    assert plan.switch and plan.state.mode is Mode.SHARED
+
+
+def test_no_rate_yet_keeps_the_mode() -> None:
+    plan = plan_tick(inputs(urgent_iops=None))
+    assert not plan.switch and plan.rule_changes == ()
