@@ -1,18 +1,22 @@
 """Reaction time and time to isolation of the `sla` module on a real cluster.
 
-    python3 bench/module_bench.py [--trials 5] [--stats-periods 5 2] [--conf CEPH_CONF]
+    python3 bench/module_bench.py [--trials 20] [--stats-periods 5] [--conf CEPH_CONF]
 
 Without --conf it starts its own mini cluster (deploy/minicluster.sh) and stops
-it at the end. Each trial: normal pool in shared mode and clean, then an
-urgent client starts (`rados bench` 4 KiB writes); reaction = bench start ->
-the module's switch record (`ceph sla history`); time to isolation = the
-module's own record (switch -> no normal-pool PG acting on an ssd OSD). The trials for each
-`mgr_stats_period` run side by side on the same cluster.
+it at the end. Each trial: the normal pool shares, then an urgent client
+starts (`rados bench` 4 KiB writes). Half the trials start at a random phase
+of the stats period once the cluster is clean, half right after the switch to
+shared (while its upmap entries still move data). Reaction = bench start ->
+the normal pool's crush_rule seen changed by an independent poller (librados,
+every 100 ms, /usr/bin/python3); also the module's own switch record time.
+Time to isolation = the module's record (switch -> no normal-pool PG acting on
+an ssd OSD). Module settings are its defaults except thresholds and dwell.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import shutil
 import statistics
 import subprocess
@@ -30,6 +34,26 @@ from harness.cephcluster import Cluster, RadosBench, wait_for  # noqa: E402
 HIGH, LOW, DWELL = 60, 25, 8
 
 
+POLLER = r"""
+import json, sys, time, rados
+conf, pool = sys.argv[1], sys.argv[2]
+c = rados.Rados(conffile=conf)
+c.connect(timeout=20)
+def rule():
+    rc, out, err = c.mon_command(json.dumps({"prefix": "osd pool get", "pool": pool,
+                                             "var": "crush_rule", "format": "json"}), b"")
+    return json.loads(out)["crush_rule"] if rc == 0 else None
+first = rule()
+print(json.dumps({"t": time.time(), "rule": first}), flush=True)
+while True:
+    now = rule()
+    if now != first:
+        print(json.dumps({"t": time.time(), "rule": now}), flush=True)
+        break
+    time.sleep(0.1)
+"""
+
+
 def setup(cluster: Cluster) -> None:
     cluster.enable_sla()
     cluster.ceph("sla", "rules", "apply", timeout=300)
@@ -37,47 +61,74 @@ def setup(cluster: Cluster) -> None:
         cluster.create_pool(pool, 32)
     subprocess.run(["rados", "-c", cluster.conf, "-p", "normal", "bench", "5", "write", "-b",
                     "65536", "-t", "4", "--no-cleanup"], check=True, capture_output=True)
-    for name, value in [("interval_secs", 1), ("min_dwell_secs", DWELL), ("rate_window_secs", 3)]:
-        cluster.ceph("config", "set", "mgr", f"mgr/sla/{name}", str(value))
+    cluster.ceph("config", "set", "mgr", "mgr/sla/min_dwell_secs", str(DWELL))
     cluster.ceph("sla", "set-threshold", str(HIGH), str(LOW))
     cluster.ceph("sla", "pool", "set", "urgent", "urgent", timeout=120)
     cluster.ceph("sla", "pool", "set", "normal", "normal", timeout=300)
 
 
 def settled_shared(cluster: Cluster) -> bool:
-    """Shared, the normal pool on its shared rule, data in place, nothing blocked."""
+    """Shared, the normal pool on its shared rule, upmaps placed, nothing blocked."""
     status = cluster.sla_status()
     normal = next(p for p in status["pools"] if p["name"] == "normal")
-    return status["mode"] == "shared" and normal["rule"] == "sla_shared" and not status["gates"]
+    placed = (normal.get("upmaps") or {}).get("pending") == 0
+    return (status["mode"] == "shared" and normal["rule"] == "sla_shared" and placed
+            and not status["gates"])
 
 
-def trial(cluster: Cluster) -> dict[str, float]:
-    wait_for("shared and settled", lambda: settled_shared(cluster), 300)
-    cluster.wait_clean(300)
-    started = time.time()
-    bench = RadosBench(cluster, "urgent", secs=90)
+def trial(cluster: Cluster, kind: str, period: float, rng: random.Random) -> dict[str, Any]:
+    if kind == "after-switch":
+        # right after the switch to shared: its upmap entries still move data
+        wait_for("the switch to shared", lambda: cluster.pool_rule("normal") == "sla_shared",
+                 300, interval=0.1)
+    else:
+        wait_for("shared and settled", lambda: settled_shared(cluster), 300)
+        cluster.wait_clean(300)
+        time.sleep(rng.uniform(0, period))  # a random phase of the OSDs' report period
+    poller = subprocess.Popen(["/usr/bin/python3", "-c", POLLER, cluster.conf, "normal"],
+                              stdout=subprocess.PIPE, text=True)
     try:
-        last = wait_for("time to isolation", lambda: (h := cluster.json("sla", "history")[0])
-                        ["to"] == "isolated" and h["time_to_isolation_secs"] is not None and h,
-                        300)
+        assert poller.stdout is not None
+        first = json.loads(poller.stdout.readline())
+        assert first["rule"] == "sla_shared", first
+        started = time.time()
+        bench = RadosBench(cluster, "urgent", secs=90)
+        try:
+            changed = json.loads(poller.stdout.readline())
+            last = wait_for("time to isolation", lambda: (h := cluster.json("sla", "history")[0])
+                            ["to"] == "isolated" and h["time_to_isolation_secs"] is not None
+                            and h, 300)
+        finally:
+            bench.stop()
     finally:
-        bench.stop()
-    # the module's own switch record: no polling delay in the figure
-    reaction = float(last["time"]) - started
-    return {"reaction_secs": round(reaction, 2),
+        if poller.poll() is None:
+            poller.kill()
+        poller.wait(10)
+    return {"kind": kind,
+            "reaction_secs": round(changed["t"] - started, 2),
+            "reaction_record_secs": round(float(last["time"]) - started, 2),
             "time_to_isolation_secs": float(last["time_to_isolation_secs"]),
-            "pgs_moved": last["pgs_moved"], "replicas_moved": last["replicas_moved"]}
+            "pgs_moved": last["pgs_moved"], "replicas_moved": last["replicas_moved"],
+            "reason": last["reason"]}
 
 
-def summary(rows: list[dict[str, float]], key: str) -> str:
-    values = [r[key] for r in rows]
-    return f"{statistics.median(values):6.1f} ({min(values):.1f}-{max(values):.1f})"
+def stats(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    p90 = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
+    return {"median": round(statistics.median(ordered), 2), "p90": round(p90, 2),
+            "max": round(ordered[-1], 2), "min": round(ordered[0], 2)}
+
+
+def summary(rows: list[dict[str, Any]], key: str) -> str:
+    st = stats([r[key] for r in rows])
+    return f"{st['median']:6.1f} / {st['p90']:.1f} / {st['max']:.1f}"
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--trials", type=int, default=5)
-    ap.add_argument("--stats-periods", type=int, nargs="+", default=[5, 2])
+    ap.add_argument("--trials", type=int, default=20)
+    ap.add_argument("--stats-periods", type=int, nargs="+", default=[5])
+    ap.add_argument("--seed", type=int, default=20)
     ap.add_argument("--conf", help="use this running cluster instead of starting one")
     ap.add_argument("--out", type=Path, help="write the results as JSON here")
     args = ap.parse_args()
@@ -89,22 +140,29 @@ def main() -> int:
         cluster = Cluster.up(tmp / "c")
     results: dict[str, Any] = {"trials": {}, "settings": {
         "threshold_iops": HIGH, "threshold_low_iops": LOW, "min_dwell_secs": DWELL,
-        "interval_secs": 1, "rate_window_secs": 3,
-        "urgent_client": "rados bench 4 KiB writes, 8 threads"}}
+        "module_options": "defaults (interval 1 s, sustain 1 s, rate window 5 s, OSD perf "
+                          "query as the rate source)",
+        "urgent_client": "rados bench 4 KiB writes, 8 threads",
+        "reaction": "rados bench start -> crush_rule seen changed by a librados poller (100 ms)"}}
+    rng = random.Random(args.seed)
     try:
         setup(cluster)
         for period in args.stats_periods:
             cluster.ceph("config", "set", "mgr", "mgr_stats_period", str(period))
-            rows = [trial(cluster) for _ in range(args.trials)]
+            rows = [trial(cluster, "random-phase" if i % 2 == 0 else "after-switch", period, rng)
+                    for i in range(args.trials)]
             results["trials"][str(period)] = rows
+            results.setdefault("summary", {})[str(period)] = {
+                key: stats([r[key] for r in rows])
+                for key in ("reaction_secs", "reaction_record_secs", "time_to_isolation_secs")}
     finally:
         if tmp is not None:
             cluster.down()
             shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{'mgr_stats_period':>16} {'trials':>6} {'reaction s: median (min-max)':>30} "
+    print(f"{'mgr_stats_period':>16} {'trials':>6} {'reaction s: median / p90 / max':>32} "
           f"{'time to isolation s':>26}")
     for period, rows in results["trials"].items():
-        print(f"{period:>16} {len(rows):>6} {summary(rows, 'reaction_secs'):>30} "
+        print(f"{period:>16} {len(rows):>6} {summary(rows, 'reaction_secs'):>32} "
               f"{summary(rows, 'time_to_isolation_secs'):>26}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

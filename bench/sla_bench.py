@@ -142,6 +142,14 @@ def targets(runs: list[dict[str, Any]]) -> dict[str, Any]:
         out["adaptive_over_fixed_idle"] = {
             "normal_clients": n, "target": ">= 1.5",
             "ratio": round(idle[("adaptive", n)] / max(idle[("fixed", n)], 1e-9), 2)}
+    slo = {r["mode"]: r for r in runs if r["mode"] in ("adaptive-mistuned", "adaptive-slo")}
+    if len(slo) == 2:
+        out["slo_urgent_p99"] = {
+            "adaptive_mistuned_ms": slo["adaptive-mistuned"]["urgent_p99_ms"],
+            "adaptive_slo_ms": slo["adaptive-slo"]["urgent_p99_ms"],
+            "ratio": round(slo["adaptive-slo"]["urgent_p99_ms"]
+                           / max(slo["adaptive-mistuned"]["urgent_p99_ms"], 1e-9), 2),
+            "target": "< 1 (the objective isolates where the threshold does not)"}
     return out
 
 
@@ -477,7 +485,8 @@ class Bench:
                                      "normal_clients": 0, "cause": last["reason"]})
                 finally:
                     warmup.stop()
-            runs.append(self.urgent_run("adaptive", n))
+            runs.append({**self.urgent_run("adaptive", n),
+                         "module_urgent_latency_ms": self.module_latency()})
         if self.plan.back_to_shared:
             since = self.counters()
             normals = NormalClients(self.cluster, busiest, self.plan)
@@ -488,6 +497,64 @@ class Bench:
                 normals.stop()
             print(json.dumps(switches[-1]), flush=True)
         return runs, switches
+
+
+    def module_latency(self) -> float | None:
+        """The module's own urgent latency figure (the objective's percentile of
+        per-period means, `ceph sla status`), for the urgent pool."""
+        status = self.cluster.sla_status()
+        pool = next((p for p in status["pools"] if p["name"] == "urgent"), None)
+        lat = (pool or {}).get("latency") or {}
+        known = [v for v in (lat.get("write_ms"), lat.get("read_ms")) if v is not None]
+        return round(max(known), 3) if known else None
+
+    def slo_pair(self, isolated_ms: float | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The latency objective against a mis-tuned IOPS threshold, side by side.
+
+        The threshold is set far above any load: plain adaptive then stays
+        shared under urgent load. Then the objective, set between the module's
+        latency figure isolated (from adaptive()) and shared (this run), must
+        isolate by itself."""
+        c, busiest = self.cluster, max(self.plan.urgent_n)
+        self.fresh_pools("adaptive")
+        c.ceph("sla", "set-threshold", "1000000", "500000")
+        since = self.counters()
+        c.ceph("sla", "mode", "auto")
+        self.await_switch("shared", time.monotonic(), since)
+        mistuned = {**self.urgent_run("adaptive-mistuned", busiest),
+                    "module_urgent_latency_ms": self.module_latency(),
+                    "mode_after": self.mode()}
+        shared_ms = mistuned["module_urgent_latency_ms"]
+        if isolated_ms and shared_ms and shared_ms > 1.2 * isolated_ms:
+            slo_ms, basis = round((isolated_ms * shared_ms) ** 0.5, 3), (
+                "geometric mean of the module's urgent latency isolated and shared")
+        else:
+            slo_ms, basis = round(1.5 * (isolated_ms or shared_ms or 10.0), 3), (
+                "1.5 x the module's urgent latency isolated (shared was not clearly higher)")
+        c.ceph("sla", "set-slo", f"{slo_ms:g}")
+        since = self.counters()
+        normals = NormalClients(c, busiest, self.plan)
+        try:
+            time.sleep(3)
+            urgent = UrgentClient(c, self.plan, self.workdir)
+            switch = self.await_switch("isolated", urgent.started, since)
+            urgent.result()
+        finally:
+            normals.stop()
+        reason = c.json("sla", "history")[0]["reason"]
+        slo_run = {**self.urgent_run("adaptive-slo", busiest),
+                   "module_urgent_latency_ms": self.module_latency(), "mode_after": self.mode()}
+        status = c.sla_status()
+        pool = next(p for p in status["pools"] if p["name"] == "urgent")
+        slo_run["module_slo_violation_secs"] = pool["latency"]["slo_violation_seconds"]
+        c.ceph("sla", "set-slo", "0")
+        c.ceph("sla", "set-threshold", *THRESHOLD)
+        info = {"slo_ms": slo_ms, "basis": basis, "isolated_module_ms": isolated_ms,
+                "shared_module_ms": shared_ms, "switch": {**switch, "reason": reason}}
+        for run in (mistuned, slo_run):
+            print(json.dumps(run), flush=True)
+        print(json.dumps(info), flush=True)
+        return [mistuned, slo_run], info
 
 
 def machine() -> dict[str, Any]:
@@ -541,8 +608,14 @@ def run(plan: Plan, speeds: DeviceSpeeds, quick: bool, progress: Callable[[str],
         progress("mode adaptive")
         adaptive_runs, switches = bench.adaptive()
         runs += adaptive_runs
+        progress("latency objective: adaptive-mistuned vs adaptive-slo")
+        busiest = max(plan.urgent_n)
+        isolated_ms = next((r.get("module_urgent_latency_ms") for r in adaptive_runs
+                            if r["urgent_active"] and r["normal_clients"] == busiest), None)
+        slo_runs, slo = bench.slo_pair(isolated_ms)
+        runs += slo_runs
     return {
-        "runs": runs, "switches": switches, "targets": targets(runs),
+        "runs": runs, "switches": switches, "targets": targets(runs), "slo": slo,
         "emulation": {
             "mechanism": "cgroup v1 blkio.throttle.{read,write}_iops_device per OSD process "
                          "on the disk holding its BlueStore block file",

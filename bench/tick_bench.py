@@ -91,12 +91,9 @@ class ScaledCluster:
         return self._dumps[what]
 
     def _build(self) -> dict[str, Any]:
-        pools = [{"pool": p, "pool_name": f"pool{p}", "type": 1, "size": 3,
+        pools = [{"pool": p, "pool_name": self._name(p), "type": 1, "size": 3,
                   "crush_rule": self.pool_rule[p], "pg_num": n}
                  for p, n in self.pg_num.items()]
-        names = {1: "bulk", 2: "fast"}
-        for pool in pools:
-            pool["pool_name"] = names.get(pool["pool"], pool["pool_name"])
         per_host = HDD_PER_HOST + SSD_PER_HOST
         buckets = [{"id": -1, "name": "default", "type_id": 10, "type_name": "root",
                     "items": [{"id": -2 - h, "weight": per_host << 16}
@@ -289,7 +286,7 @@ def run(osds: int, pools: int, pgs: int, quiet_ticks: int, epoch_ticks: int) -> 
                 def collect(self) -> Any:
                     return collect_families(snapshot)
             registry = CollectorRegistry()
-            registry.register(_C())  # type: ignore[arg-type]
+            registry.register(_C())
             generate_latest(registry)
         else:
             collect_families(snapshot)

@@ -65,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--text", help="also write the map as text (release syntax)")
     _generation_flags(gen)
 
-    ver = sub.add_parser("verify", help="check requirements R1-R6 on a map's PG mappings")
+    ver = sub.add_parser("verify", help="check requirements R1-R7 on a map's PG mappings")
     ver.add_argument("--map", required=True, help="crush map with the SLA rules")
     ver.add_argument("--pg-num", type=int, default=256)
     ver.add_argument("--osdmap", help="a real osdmap (ceph osd getmap): map its pools' PGs")

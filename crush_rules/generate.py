@@ -2,7 +2,7 @@
 
 The flow is: dump the input (exact weights) -> check the topology -> build
 rule and choose_args text (one-position weight sets only) -> compile -> prove
-nothing pre-existing changed -> verify requirements R1-R6 on a pool's PG
+nothing pre-existing changed -> verify requirements R1-R7 on a pool's PG
 mappings.  Any failure raises CrushError and nothing is written by the caller.
 """
 
@@ -397,7 +397,7 @@ def verify_map(
     options: GenerateOptions,
     osdmap: bytes | None = None,
 ) -> VerifyReport:
-    """Check requirements R1-R6 for a map that already carries the SLA rules.
+    """Check requirements R1-R7 for a map that already carries the SLA rules.
 
     The weight sets tried are the map's own for options.pool_ids[0] (default:
     the first that looks like ours) and options.urgent_pool_ids[0].

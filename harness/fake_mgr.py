@@ -23,7 +23,7 @@ class HandleCommandResult(NamedTuple):
     stderr: str = ""
 
 
-class Option(dict):  # type: ignore[type-arg]
+class Option(dict[str, Any]):
     def __init__(self, name: str, default: Any = None, type: str = "str", desc: str = "",
                  min: Any = None, max: Any = None, runtime: bool = False) -> None:
         super().__init__(name=name, default=default, type=type)
@@ -52,12 +52,10 @@ def install_fake_mgr_module() -> None:
     if "mgr_module" in sys.modules and getattr(sys.modules["mgr_module"], "FAKE", False):
         return
     mod = types.ModuleType("mgr_module")
-    mod.FAKE = True  # type: ignore[attr-defined]
-    mod.MgrModule = _MgrModule  # type: ignore[attr-defined]
-    mod.HandleCommandResult = HandleCommandResult  # type: ignore[attr-defined]
-    mod.Option = Option  # type: ignore[attr-defined]
-    mod.CLIReadCommand = _command  # type: ignore[attr-defined]
-    mod.CLIWriteCommand = _command  # type: ignore[attr-defined]
+    for name, value in {"FAKE": True, "MgrModule": _MgrModule,
+                        "HandleCommandResult": HandleCommandResult, "Option": Option,
+                        "CLIReadCommand": _command, "CLIWriteCommand": _command}.items():
+        setattr(mod, name, value)
     sys.modules["mgr_module"] = mod
 
 
@@ -186,7 +184,7 @@ class FakeCluster:
             by_pool: dict[str, dict[str, int]] = {}
             for pg in self.raw:
                 states = by_pool.setdefault(pg.split(".")[0], {})
-                name = self.pg_states[0]["state_name"]
+                name = str(self.pg_states[0]["state_name"])
                 states[name] = states.get(name, 0) + 1
             return {"by_pool": by_pool}
         if what == "pg_status":
@@ -243,22 +241,22 @@ def make_module(cluster: FakeCluster, store: dict[str, str] | None = None,
     store = {} if store is None else store
     opts = {o["name"]: o["default"] for o in Module.MODULE_OPTIONS}
     opts.update({"metrics_port": 0})
-    m.get_ceph_option = {"target_max_misplaced_ratio": 0.05}.get  # type: ignore[method-assign]
+    m.get_ceph_option = {"target_max_misplaced_ratio": 0.05}.get
     opts.update(options or {})
-    m.get = cluster.get  # type: ignore[method-assign]
-    m.get_osdmap = lambda: FakeOsdMap(cluster)  # type: ignore[method-assign]
-    m.get_store = store.get  # type: ignore[method-assign]
-    m.set_store = store.__setitem__  # type: ignore[method-assign]
-    m.get_module_option = opts.get  # type: ignore[method-assign]
-    m.set_module_option = opts.__setitem__  # type: ignore[method-assign]
+    m.get = cluster.get
+    m.get_osdmap = lambda: FakeOsdMap(cluster)
+    m.get_store = store.get
+    m.set_store = store.__setitem__
+    m.get_module_option = opts.get
+    m.set_module_option = opts.__setitem__
     m.health = {}
-    m.set_health_checks = lambda checks: setattr(m, "health", checks)  # type: ignore[method-assign]
-    m.remote = lambda *a, **k: None  # type: ignore[method-assign]
-    m.cluster_log = lambda *a, **k: None  # type: ignore[method-assign]
+    m.set_health_checks = lambda checks: setattr(m, "health", checks)
+    m.remote = lambda *a, **k: None
+    m.cluster_log = lambda *a, **k: None
     m.rados = FakeRados(cluster)
     cluster.on_change = lambda: m.notify("osd_map", "")  # type: ignore[method-assign]
-    m.add_osd_perf_query = cluster.add_perf_query  # type: ignore[method-assign]
-    m.get_osd_perf_counters = cluster.perf_counters  # type: ignore[method-assign]
-    m.remove_osd_perf_query = cluster.perf_queries.discard  # type: ignore[method-assign]
+    m.add_osd_perf_query = cluster.add_perf_query
+    m.get_osd_perf_counters = cluster.perf_counters
+    m.remove_osd_perf_query = cluster.perf_queries.discard
     m.options = opts
     return m

@@ -11,6 +11,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, replace
 
+from .latency import Slo
+
 
 class Mode(str, enum.Enum):
     ISOLATED = "isolated"
@@ -80,6 +82,8 @@ def decide(
     pinned: Mode | None = None,
     isolating: bool = False,
     sustain_secs: float = 0.0,
+    urgent_latency_ms: float | None = None,
+    slo: Slo | None = None,
 ) -> ModeDecision:
     """The mode the normal pools should be in now.
 
@@ -96,23 +100,37 @@ def decide(
         return _outcome(state, pinned, now, reason, quiet_since=None)
     if urgent_iops is None:
         return ModeDecision(state.mode, False, "no urgent activity measured yet", state)
-    if urgent_iops >= thresholds.high_iops:
+    # The latency objective (seed 003's band): above the SLO counts as high
+    # activity even below the IOPS threshold; shared again only once latency
+    # is also below the band's lower edge.
+    latency = urgent_latency_ms if slo is not None and slo.on else None
+    over_slo = latency is not None and slo is not None and latency > slo.latency_ms
+    cool = latency is None or slo is None or latency < slo.low_fraction * slo.latency_ms
+    if urgent_iops >= thresholds.high_iops or over_slo:
         high_since = state.high_since if state.high_since is not None else now
         held_for = now - high_since
+        if urgent_iops >= thresholds.high_iops:
+            what = (f"urgent activity {urgent_iops:.0f} IOPS >= high threshold "
+                    f"{thresholds.high_iops:g}")
+        else:
+            assert slo is not None and urgent_latency_ms is not None
+            what = (f"urgent latency {urgent_latency_ms:.1f} ms (p{slo.percentile:g} of "
+                    f"per-period means) > SLO {slo.latency_ms:g} ms at {urgent_iops:.0f} IOPS")
         if state.mode is Mode.SHARED and held_for < sustain_secs:
             # a one-sample spike does not isolate: it must last sustain_secs
-            reason = (f"urgent activity {urgent_iops:.0f} IOPS >= high threshold "
-                      f"{thresholds.high_iops:g} for {held_for:.0f} of {sustain_secs:g} s")
+            reason = f"{what} for {held_for:.0f} of {sustain_secs:g} s"
             return ModeDecision(state.mode, False, reason,
                                 replace(state, quiet_since=None, high_since=high_since))
-        reason = (
-            f"urgent activity {urgent_iops:.0f} IOPS >= high threshold {thresholds.high_iops:g}"
-        )
+        reason = what
         return _outcome(state, Mode.ISOLATED, now, reason, quiet_since=None,
                         high_since=high_since)
-    if urgent_iops >= thresholds.low_iops:
+    if urgent_iops >= thresholds.low_iops or not cool:
         # Inside the band: keep the mode, and the quiet run is broken.
         reason = f"urgent activity {urgent_iops:.0f} IOPS inside the threshold band"
+        if not cool:
+            assert slo is not None and urgent_latency_ms is not None
+            reason = (f"urgent latency {urgent_latency_ms:.1f} ms inside the SLO band "
+                      f"({slo.low_fraction * slo.latency_ms:g}-{slo.latency_ms:g} ms)")
         return _outcome(state, state.mode, now, reason, quiet_since=None)
     if isolating and state.mode is Mode.ISOLATED:
         return _outcome(state, Mode.ISOLATED, now,

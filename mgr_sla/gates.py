@@ -15,7 +15,8 @@ from .decision import Mode
 
 # Every gate's name, so counters of blocked switches exist (at 0) from the start.
 GATE_NAMES = ("rules_missing", "pgs_inactive", "rules_unverified", "pgs_unknown", "pgs_degraded",
-              "misplaced", "osd_down", "apply_failed", "cluster_flags", "urgent_capacity")
+              "misplaced", "osd_down", "apply_failed", "cluster_flags", "urgent_capacity",
+              "daily_cap")
 
 # OSD map flags an operator sets for maintenance or to hold data movement:
 # a switch to shared would start backfill behind their back.
@@ -51,6 +52,8 @@ class ClusterHealth:
     flags: tuple[str, ...] = ()  # HOLDING_FLAGS set on the OSD map
     urgent_fill_after: float | None = None  # fullest urgent OSD if shared were applied
     nearfull_ratio: float = 0.85
+    switches_last_day: int = 0  # real switches in the last 24 hours
+    max_switches_per_day: int = 0  # 0: no cap
 
 
 def pg_counts(pgs_by_state: Iterable[Mapping[str, object]]) -> PgCounts:
@@ -116,6 +119,10 @@ def blocking_gates(target: Mode, health: ClusterHealth, max_misplaced_ratio: flo
     if health.flags:
         gates.append(Gate("cluster_flags", "OSD map flags " + ",".join(health.flags)
                           + " set: no switch to shared (it moves data) until they are unset"))
+    if 0 < health.max_switches_per_day <= health.switches_last_day:
+        gates.append(Gate("daily_cap", (
+            f"{health.switches_last_day} switches in the last 24 h, the cap "
+            f"(max_switches_per_day) is {health.max_switches_per_day}: shared waits")))
     if health.urgent_fill_after is not None and health.urgent_fill_after > health.nearfull_ratio:
         gates.append(Gate("urgent_capacity", (
             f"shared mode would fill the fullest urgent OSD to {health.urgent_fill_after:.0%}, "

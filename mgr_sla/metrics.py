@@ -126,6 +126,19 @@ METRICS: tuple[MetricSpec, ...] = (
         "ceph_sla_pool_pgs_with_upmaps", "gauge", _POOL,
         "PGs of the pool that should carry one of the module's pg_upmap_items entries",
     ),
+    MetricSpec(
+        "ceph_sla_slo_latency_seconds", "gauge", (),
+        "The urgent pools' latency objective (absent while off)",
+    ),
+    MetricSpec(
+        "ceph_sla_urgent_latency_seconds", "gauge", (*_POOL, "op", "quantile"),
+        "Urgent pool latency: a percentile of the per-period mean latencies over the "
+        "objective's window (quantile 0.75 by default: the objective's; and 0.99)",
+    ),
+    MetricSpec(
+        "ceph_sla_slo_violation_seconds_total", "counter", _POOL,
+        "Seconds the urgent pool's latency spent above the objective",
+    ),
 )
 
 METRIC_NAMES: tuple[str, ...] = tuple(m.name for m in METRICS)
@@ -281,6 +294,8 @@ def collect_families(snapshot: Snapshot) -> list[Metric]:
     urgent_share = _labelled_gauge("ceph_sla_pool_urgent_replica_share")
     upmap_pending = _labelled_gauge("ceph_sla_pool_upmap_pending")
     upmap_pgs = _labelled_gauge("ceph_sla_pool_pgs_with_upmaps")
+    latency = _labelled_gauge("ceph_sla_urgent_latency_seconds")
+    violations = _counter("ceph_sla_slo_violation_seconds_total", _POOL)
     pools = snapshot.get("pools")
     for pool in _sorted_pools(pools if isinstance(pools, list) else []):
         pool_id = _pool_id(pool)
@@ -298,6 +313,17 @@ def collect_families(snapshot: Snapshot) -> list[Metric]:
             number = _number(value)
             if number is not None:
                 family.add_metric([pool_id], number)
+        lat = pool.get("latency")
+        if isinstance(lat, Mapping):
+            q = _number(lat.get("percentile"))
+            for op in ("write", "read"):
+                for quantile, value in ((q, lat.get(f"{op}_ms")), (99.0, lat.get(f"{op}_p99_ms"))):
+                    ms = _number(value)
+                    if ms is not None and quantile is not None:
+                        latency.add_metric([pool_id, op, f"{quantile / 100:g}"], ms / 1000)
+            seconds = _number(lat.get("slo_violation_seconds"))
+            if seconds is not None:
+                violations.add_metric([pool_id], seconds)
         upmaps = pool.get("upmaps")
         if isinstance(upmaps, Mapping):
             for family, value in (
@@ -333,7 +359,17 @@ def collect_families(snapshot: Snapshot) -> list[Metric]:
         urgent_share,
         upmap_pending,
         upmap_pgs,
+        _gauge("ceph_sla_slo_latency_seconds", _slo_seconds(snapshot.get("slo"))),
+        latency,
+        violations,
     ]
+
+
+def _slo_seconds(slo: Any) -> float | None:
+    if isinstance(slo, Mapping):
+        ms = _number(slo.get("latency_ms"))
+        return ms / 1000 if ms else None
+    return None
 
 
 def _sorted_pools(pools: list[Any]) -> list[Mapping[str, Any]]:

@@ -54,6 +54,7 @@ from .gates import (
     projected_urgent_fill,
 )
 from .histogram import TickHistogram
+from .latency import LatencyWindow, PoolLatency, Slo, SloError, Violations, parse_slo
 from .metrics import MetricsBindError, MetricsServer
 from .report import history_dicts, render_history, render_status
 from .state import (
@@ -177,6 +178,20 @@ class Module(MgrModule):
                       runtime=True,
                       desc="no switch to shared, no upmap placement while more objects are "
                            "misplaced (-1: the balancer's target_max_misplaced_ratio)"),
+        compat.option("slo_latency_ms", type="float", default=0.0, min=0.0, runtime=True,
+                      desc="latency objective of the urgent pools in ms (0: off): above it "
+                           "normal pools are isolated whatever the urgent IOPS"),
+        compat.option("slo_percentile", type="float", default=75.0, min=1.0, max=100.0,
+                      runtime=True, desc="percentile of the per-period mean latencies that "
+                                         "the objective applies to (EAFC: 75)"),
+        compat.option("slo_low_fraction", type="float", default=0.5, min=0.0, max=1.0,
+                      runtime=True, desc="back to shared only below this fraction of the "
+                                         "objective (the band's lower edge)"),
+        compat.option("slo_window_secs", type="secs", default=60, min=5, runtime=True,
+                      desc="window of the per-period latencies the percentile is taken over"),
+        compat.option("max_switches_per_day", type="int", default=48, min=0, runtime=True,
+                      desc="no switch to shared after this many switches in 24 hours "
+                           "(isolation is never capped; 0: no cap)"),
         compat.option("active", type="bool", default=True, runtime=True,
                       desc="switch modes and place pools ('ceph sla on|off'); off: measure "
                            "and report only"),
@@ -213,6 +228,9 @@ class Module(MgrModule):
         self._perf_query_id: Optional[int] = None
         self._perf_query_failed = False
         self._perf_totals = PerfTotals()
+        self._latency = LatencyWindow(60.0)
+        self._violations = Violations()
+        self._urgent_latency: Optional[tuple[int, PoolLatency]] = None
         self._repairs: list[str] = []  # the last drift repairs, for status
         self._dry_decision: Optional[DecisionState] = None  # the dry run's own decision state
         self._verifier: KeyedWorker[Optional[str]] = KeyedWorker(self._verify_rules,
@@ -262,6 +280,23 @@ class Module(MgrModule):
         self._metrics.stop()
         self._remove_perf_query()
         super().shutdown()  # closes the librados handle compat.mon_command uses
+
+    def _slo(self) -> Slo:
+        return Slo(float(self._opt("slo_latency_ms")), float(self._opt("slo_percentile")),
+                   float(self._opt("slo_low_fraction")))
+
+    def _measure_latency(self, now: float, periods: dict[int, PoolPeriod]) -> None:
+        """Per urgent pool: per-period mean latencies; the worst pool at the
+        SLO percentile; seconds above the objective."""
+        state = self._state
+        urgent = [p for p, r in (state.roles if state else {}).items() if r.role is Role.URGENT]
+        slo = self._slo()
+        self._latency.window_secs = float(self._opt("slo_window_secs"))
+        self._latency.add(now, periods, urgent)
+        self._urgent_latency = self._latency.worst(urgent, slo.percentile)
+        over = [p for p in urgent if slo.on
+                and (self._latency.pool(p, slo.percentile).worst() or 0.0) > slo.latency_ms]
+        self._violations.add(now, over)
 
     def _managed_pools(self, view: ClusterView) -> frozenset[int]:
         state = self._state
@@ -355,14 +390,17 @@ class Module(MgrModule):
         # cost a thousand samples a tick for nothing
         managed = self._managed_pools(view)
         periods = self._read_perf_query(managed)
-        if periods is not None:
-            self._rates.add(now, self._perf_totals.add(periods, managed))
-        else:
-            # The df totals: a pool with a PG without stats yet (a fresh mgr
-            # after failover) is not measured until it has them.
-            self._rates.add(now, [o for o in pool_ops_from_df(self.get("df"))
-                                  if o.pool_id in managed],
-                            pools_with_unknown_pgs(summary or {}))
+        df = None if periods is not None else self.get("df")
+        with self._lock:  # status and scrapes read the windows
+            if periods is not None:
+                self._rates.add(now, self._perf_totals.add(periods, managed))
+                self._measure_latency(now, periods)
+            else:
+                # The df totals: a pool with a PG without stats yet (a fresh
+                # mgr after failover) is not measured until it has them.
+                self._rates.add(now, [o for o in pool_ops_from_df(df or {})
+                                      if o.pool_id in managed],
+                                pools_with_unknown_pgs(summary or {}))
         if new_epoch:
             self._warn_positional(view)
         with self._lock:
@@ -407,6 +445,9 @@ class Module(MgrModule):
                 pinned=state.pinned,
                 isolating=self._tracking is not None and self._tracking.isolating,
                 dry_run=dry_run, sustain_secs=float(self._opt("sustain_secs")),
+                urgent_latency_ms=(self._urgent_latency[1].worst()
+                                   if self._urgent_latency else None),
+                slo=self._slo(),
                 pools=self._pools_now(state, view),
                 blocked_before=frozenset(g.name for g in self._gates)))
             if plan.switch:
@@ -510,6 +551,9 @@ class Module(MgrModule):
             flags=maps.flags,
             urgent_fill_after=self._urgent_fill_after(view, state, maps, now),
             nearfull_ratio=maps.nearfull_ratio,
+            switches_last_day=sum(1 for r in state.history
+                                  if not r.dry_run and r.time >= now - 86400),
+            max_switches_per_day=int(self._opt("max_switches_per_day")),
         )
 
     def _max_misplaced(self) -> float:
@@ -840,6 +884,7 @@ class Module(MgrModule):
             except ThresholdError:
                 thresholds = None
             last = state.last_switch()
+            slo = self._slo()
             pools = []
             for pool_id, role in sorted(state.roles.items()):
                 pool = view.pools.get(pool_id)
@@ -853,6 +898,8 @@ class Module(MgrModule):
                     "client_iops": self._rates.rate(pool_id),
                     "misplaced_ratio": self._misplaced.get(pool_id, 0.0),
                     "upmaps": self._upmap_status.get(pool_id),
+                    "latency": (self._pool_latency(pool_id, slo)
+                                if role.role is Role.URGENT else None),
                 })
             return {
                 "mode": state.decision.mode.value,
@@ -875,8 +922,17 @@ class Module(MgrModule):
                 "weight_set_repairs": list(self._repairs),
                 "gates": [g.to_dict() for g in self._gates],
                 "tick_seconds": self._tick_hist.to_dict(),
+                "slo": ({"latency_ms": slo.latency_ms, "percentile": slo.percentile,
+                         "low_fraction": slo.low_fraction} if slo.on else None),
                 "pools": pools,
             }
+
+    def _pool_latency(self, pool_id: int, slo: Slo) -> dict[str, Any]:
+        lat = self._latency.pool(pool_id, slo.percentile)
+        return {"percentile": slo.percentile, "periods": lat.periods,
+                "write_ms": lat.write[0], "write_p99_ms": lat.write[1],
+                "read_ms": lat.read[0], "read_p99_ms": lat.read[1],
+                "slo_violation_seconds": round(self._violations.seconds.get(pool_id, 0.0), 1)}
 
     # ---- commands ----------------------------------------------------------
     @compat.read_command("sla status")
@@ -906,6 +962,22 @@ class Module(MgrModule):
                 "threshold_low_iops": thresholds.low_iops}
         return _out(format, data, f"thresholds: high {thresholds.high_iops:g}, low "
                                   f"{thresholds.low_iops:g} IOPS\n")
+
+    @compat.write_command("sla set-slo")
+    def cmd_set_slo(self, latency_ms: str, percentile: Optional[str] = None,
+                    format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
+        """Set the urgent pools' latency objective in ms (0: off) and its percentile"""
+        try:
+            slo = parse_slo(latency_ms, percentile)
+        except SloError as e:
+            return _err(errno.EINVAL, str(e))
+        self.set_module_option("slo_latency_ms", slo.latency_ms)
+        if percentile is not None:
+            self.set_module_option("slo_percentile", slo.percentile)
+        pct = slo.percentile if percentile is not None else float(self._opt("slo_percentile"))
+        text = (f"latency objective: p{pct:g} of urgent latency <= {slo.latency_ms:g} ms\n"
+                if slo.on else "latency objective: off\n")
+        return _out(format, {"slo_latency_ms": slo.latency_ms, "slo_percentile": pct}, text)
 
     @compat.write_command("sla mode")
     def cmd_mode(self, mode: ModeArg, format: OutputFormat = OutputFormat.PLAIN

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from .decision import DecisionState, Mode, ModeDecision, Thresholds, decide, held
 from .gates import ClusterHealth, Gate, blocking_gates
+from .latency import Slo
 from .state import RULE_SHARED, PoolRole, expected_rule
 
 
@@ -37,6 +38,8 @@ class TickInputs:
     isolating: bool = False  # a switch to isolated is still moving data
     dry_run: bool = False
     sustain_secs: float = 0.0  # urgent IOPS at or above high this long before isolating
+    urgent_latency_ms: float | None = None  # the worst urgent pool, at the SLO percentile
+    slo: Slo | None = None
     pools: Sequence[PoolNow] = ()
     blocked_before: frozenset[str] = frozenset()  # gate names that blocked last tick
 
@@ -85,7 +88,7 @@ def plan_tick(inputs: TickInputs) -> TickPlan:
     SLA: only the gates for isolation apply to such changes."""
     decision = decide(inputs.state, inputs.urgent_iops, inputs.now, inputs.thresholds,
                       inputs.min_dwell_secs, inputs.pinned, inputs.isolating,
-                      inputs.sustain_secs)
+                      inputs.sustain_secs, inputs.urgent_latency_ms, inputs.slo)
     switch_gates: list[Gate] = []
     state = decision.state
     switch = decision.switch

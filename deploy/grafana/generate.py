@@ -132,6 +132,7 @@ URGENT_OSD_FILL = (
     f"({sel('ceph_osd_metadata', URGENT_CLASS)})"
 )
 GATES = f"max by (reason) ({sel('ceph_sla_gate_blocking')})"
+NOT_P99 = 'quantile!="0.99"'  # the objective's percentile
 
 
 def tick_quantile(q: float) -> str:
@@ -333,6 +334,18 @@ def panels() -> list[Panel]:
             unit="percentunit", extra={"thresholds": FILL_THRESHOLDS},
         ),
         Panel(
+            "Urgent latency and objective", "timeseries",
+            [
+                Target(f"max by (pool_id, op) ({sel('ceph_sla_urgent_latency_seconds', NOT_P99)})",
+                       "{{op}}, pool {{pool_id}}"),
+                Target(f"max({sel('ceph_sla_slo_latency_seconds')})", "objective"),
+            ],
+            12, 8,
+            "Urgent pools' latency at the objective's percentile of the per-period means "
+            "(ceph sla set-slo), and the objective itself (absent while off).",
+            unit="s",
+        ),
+        Panel(
             "Tick duration", "timeseries",
             [
                 Target(tick_quantile(0.5), "p50"),
@@ -518,6 +531,8 @@ def _panel_json(panel_id: int, panel: Panel, grid: dict[str, int]) -> dict[str, 
 
 def dashboard() -> dict[str, Any]:
     items = panels()
+    grid = _layout(items)
+    assert len(grid) == len(items)
     return {
         "annotations": {
             "list": [
@@ -549,10 +564,7 @@ def dashboard() -> dict[str, Any]:
         "editable": True,
         "graphTooltip": 1,
         "links": [],
-        "panels": [
-            _panel_json(i + 1, p, g)
-            for i, (p, g) in enumerate(zip(items, _layout(items), strict=True))
-        ],
+        "panels": [_panel_json(i + 1, p, g) for i, (p, g) in enumerate(zip(items, grid))],
         "refresh": "30s",
         "schemaVersion": 38,
         "tags": ["ceph", "ceph-sla"],

@@ -60,8 +60,10 @@ def test_quick_benchmark(tmp_path):
 
     # every run of the plan, each urgent run with all its ops
     plan = B.QUICK
+    busiest = max(plan.urgent_n)
     want = {(m, n, True) for m in B.MODES for n in plan.urgent_n} | \
-           {(m, n, False) for m in B.MODES for n in plan.idle_n}
+           {(m, n, False) for m in B.MODES for n in plan.idle_n} | \
+           {("adaptive-mistuned", busiest, True), ("adaptive-slo", busiest, True)}
     runs = results["runs"]
     assert {(r["mode"], r["normal_clients"], r["urgent_active"]) for r in runs} == want
     ops = 2 * plan.urgent_mb * 1024 // plan.block_kb
@@ -81,7 +83,14 @@ def test_quick_benchmark(tmp_path):
         assert switch["pgs_moved"] > 0 and switch["replicas_moved"] > 0, switch
     assert by_mode["shared"]["bytes_moved"] > 0, by_mode["shared"]
     assert set(results["targets"]) == {"default_urgent_p99_growth", "fixed_urgent_p99_growth",
-                                       "adaptive_urgent_p99_growth", "adaptive_over_fixed_idle"}
+                                       "adaptive_urgent_p99_growth", "adaptive_over_fixed_idle",
+                                       "slo_urgent_p99"}
+
+    # the latency objective isolated by itself, the IOPS threshold set out of reach
+    runs_by_mode = {r["mode"]: r for r in runs}
+    assert runs_by_mode["adaptive-mistuned"]["mode_after"] == "shared"
+    assert runs_by_mode["adaptive-slo"]["mode_after"] == "isolated"
+    assert "urgent latency" in results["slo"]["switch"]["reason"], results["slo"]
 
     made = plot_results.plot(results, tmp_path / "plots")
     assert [m.name for m in made] == ["urgent-latency.png", "normal-throughput.png",

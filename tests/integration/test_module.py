@@ -17,7 +17,7 @@ import pytest
 
 from harness.cephcluster import Cluster, RadosBench, mode, placed, wait_for, wait_mode
 
-from .conftest import DWELL, HIGH
+from .conftest import DWELL, HIGH, LOW
 
 pytestmark = pytest.mark.integration
 
@@ -220,6 +220,9 @@ def test_dry_run_decides_but_changes_nothing(cluster: Cluster, sla: Objects) -> 
         switches = status["switches_total"]
     finally:
         bench.stop()
+        # the urgent client has stopped: end the dry run once the module sees it
+        wait_for("urgent IOPS to fall", lambda: (cluster.sla_status()["urgent_iops"] or 0)
+                 < LOW, 60)
         cluster.ceph("config", "set", "mgr", "mgr/sla/dry_run", "false")
     # back to real mode: nothing happened to the real state, so no switch
     status = wait_mode(cluster, "shared", 30)
@@ -249,7 +252,7 @@ def test_bad_input_is_refused_and_changes_nothing(cluster: Cluster, sla: Objects
         assert after[key] == before[key], key
 
     def roles(status: dict) -> list[tuple]:  # what a command could have changed
-        return [(p["name"], p["role"], p["placement"], p["rule"]) for p in status["pools"]]
+        return [(p["name"], p["role"], p["placement"]) for p in status["pools"]]
     assert roles(after) == roles(before)
 
 
@@ -262,6 +265,42 @@ def test_write_commands_need_write_caps(cluster: Cluster, sla: Objects) -> None:
     p = cluster.ceph_raw("sla", "set-threshold", "500", extra=ro)
     assert p.returncode == 13 or "EACCES" in p.stderr or "denied" in p.stderr, p
     assert cluster.sla_status()["threshold_iops"] == HIGH
+
+
+def test_latency_objective_isolates_below_the_iops_threshold(cluster: Cluster,
+                                                             sla: Objects) -> None:
+    """The IOPS threshold far above the load, an objective below what the
+    cluster gives: the latency alone isolates, and the reason says so."""
+    wait_mode(cluster, "shared", DWELL + 120)
+    cluster.ceph("sla", "set-threshold", "1000000", "500000")
+    out = cluster.ceph("sla", "set-slo", "0.01")
+    assert "0.01 ms" in out
+    bench = RadosBench(cluster, "urgent")
+    try:
+        wait_mode(cluster, "isolated", 60)
+        last = cluster.json("sla", "history")[0]
+        assert last["to"] == "isolated" and "urgent latency" in last["reason"] \
+            and "SLO 0.01 ms" in last["reason"], last
+        status = cluster.sla_status()
+        urgent = next(p for p in status["pools"] if p["name"] == "urgent")
+        lat = urgent["latency"]
+        print(f"\nurgent write latency p75 {lat['write_ms']} ms, p99 {lat['write_p99_ms']} ms "
+              f"over {lat['periods']} periods")
+        assert lat["write_ms"] is not None and lat["write_ms"] > 0.01
+        assert status["slo"]["latency_ms"] == 0.01
+        wait_for("seconds in violation", lambda: next(
+            p for p in cluster.sla_status()["pools"] if p["name"] == "urgent")["latency"][
+            "slo_violation_seconds"] > 0, 30)
+    finally:
+        bench.stop()
+    # the objective off: back to shared once quiet for the dwell
+    cluster.ceph("sla", "set-slo", "0")
+    cluster.ceph("sla", "set-threshold", str(HIGH), str(LOW))
+    assert cluster.sla_status()["slo"] is None
+    wait_mode(cluster, "shared", DWELL + 120)
+    p = cluster.ceph_raw("sla", "set-slo", "-3")
+    assert p.returncode != 0 and ">= 0" in p.stderr
+    cluster.wait_clean(240)
 
 
 def test_osd_down_blocks_the_switch_to_shared(cluster: Cluster, sla: Objects) -> None:

@@ -26,6 +26,7 @@ ALERTS = (
     "SLANormalInclusionBroken",
     "SLATimeToIsolationHigh",
     "SLAUpmapPlacementStuck",
+    "SLAUrgentLatencyAboveObjectiveWhileIsolated",
     "SLAModuleAbsent",
 )
 # Alerts about what the module does: held in a dry run and while it is off.

@@ -137,3 +137,28 @@ def test_sustain_zero_isolates_at_once():
     t = Thresholds(100.0, 50.0)
     d = decide(DecisionState(Mode.SHARED, 0.0), 500.0, 1.0, t, 60.0)
     assert d.switch and d.target is Mode.ISOLATED
+
+
+def test_latency_above_the_slo_isolates_below_the_iops_threshold():
+    from mgr_sla.latency import Slo
+    t = Thresholds(10_000.0, 5_000.0)  # far above the load
+    slo = Slo(20.0, 75.0, 0.5)
+    shared = DecisionState(Mode.SHARED, 0.0)
+    d = decide(shared, 300.0, 5.0, t, 60.0, urgent_latency_ms=35.0, slo=slo)
+    assert d.switch and d.target is Mode.ISOLATED
+    assert "urgent latency 35.0 ms" in d.reason and "SLO 20 ms" in d.reason
+    # without the objective the same load keeps shared
+    assert not decide(shared, 300.0, 5.0, t, 60.0, urgent_latency_ms=35.0).switch
+
+
+def test_back_to_shared_only_below_the_band_lower_edge():
+    from mgr_sla.latency import Slo
+    t = Thresholds(10_000.0, 5_000.0)
+    slo = Slo(20.0, 75.0, 0.5)
+    iso = DecisionState(Mode.ISOLATED, 0.0, quiet_since=0.0)
+    inside = decide(iso, 10.0, 100.0, t, 60.0, urgent_latency_ms=15.0, slo=slo)
+    assert not inside.switch and "inside the SLO band (10-20 ms)" in inside.reason
+    assert inside.state.quiet_since is None
+    calm = decide(inside.state, 10.0, 101.0, t, 60.0, urgent_latency_ms=8.0, slo=slo)
+    later = decide(calm.state, 10.0, 170.0, t, 60.0, urgent_latency_ms=8.0, slo=slo)
+    assert later.switch and later.target is Mode.SHARED

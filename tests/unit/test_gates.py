@@ -85,3 +85,11 @@ def test_capacity_gate_from_the_projected_fill() -> None:
     health = ClusterHealth(PgCounts(total=8), 0.0, urgent_fill_after=fill, nearfull_ratio=0.85)
     assert [g.name for g in blocking_gates(Mode.SHARED, health, 0.05)] == ["urgent_capacity"]
     assert projected_urgent_fill({}, {}, {}, 1.0, 0.5) is None
+
+
+def test_daily_cap_holds_shared_only() -> None:
+    health = ClusterHealth(PgCounts(total=8), 0.0, switches_last_day=48, max_switches_per_day=48)
+    assert [g.name for g in blocking_gates(Mode.SHARED, health, 0.05)] == ["daily_cap"]
+    assert blocking_gates(Mode.ISOLATED, health, 0.05) == []
+    uncapped = ClusterHealth(PgCounts(total=8), 0.0, switches_last_day=500)
+    assert blocking_gates(Mode.SHARED, uncapped, 0.05) == []

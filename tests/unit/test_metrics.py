@@ -71,6 +71,7 @@ def sample_snapshot() -> dict[str, Any]:
             "sum": 0.42,
             "buckets": {"0.005": 1, "0.01": 4, "0.1": 9, "1": 10, "+Inf": 10},
         },
+        "slo": {"latency_ms": 20.0, "percentile": 75.0, "low_fraction": 0.5},
         "pools": [
             {
                 "pool_id": 3,
@@ -96,6 +97,9 @@ def sample_snapshot() -> dict[str, Any]:
                 "client_iops": 812.5,
                 "misplaced_ratio": 0.0,
                 "upmaps": None,
+                "latency": {"percentile": 75.0, "periods": 12, "write_ms": 24.0,
+                            "write_p99_ms": 41.5, "read_ms": None, "read_p99_ms": None,
+                            "slo_violation_seconds": 30.5},
             },
         ],
     }
@@ -524,3 +528,14 @@ def test_tick_histogram_from_the_module_histogram() -> None:
     ]
     assert samples["ceph_sla_tick_seconds_count"] == [({}, 5.0)]
     assert samples["ceph_sla_tick_seconds_sum"][0][1] == pytest.approx(3.1045)
+
+
+def test_latency_objective_metrics() -> None:
+    text = exposition(sample_snapshot())
+    assert "ceph_sla_slo_latency_seconds 0.02" in text
+    assert 'ceph_sla_urgent_latency_seconds{op="write",pool_id="1",quantile="0.75"} 0.024' in text
+    assert 'ceph_sla_urgent_latency_seconds{op="write",pool_id="1",quantile="0.99"} 0.0415' in text
+    assert 'op="read"' not in text  # no read ops measured: no sample
+    assert 'ceph_sla_slo_violation_seconds_total{pool_id="1"} 30.5' in text
+    off = {**sample_snapshot(), "slo": None}
+    assert "\nceph_sla_slo_latency_seconds " not in exposition(off)
