@@ -31,7 +31,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.fake_mgr import install_fake_mgr_module, make_module  # noqa: E402
+from harness.fake_mgr import (  # noqa: E402
+    apply_upmap_command,
+    install_fake_mgr_module,
+    make_module,
+)
 
 EXPENSIVE = ("osd_map", "osd_map_crush", "pg_dump")
 HDD_PER_HOST, SSD_PER_HOST = 8, 2
@@ -172,11 +176,8 @@ class ScaledCluster:
             if cmd["val"] == "sla_isolated_normal":
                 for pg in [pg for pg in self.upmaps if pg.startswith(f"{pool}.")]:
                     del self.upmaps[pg]
-        elif prefix == "osd pg-upmap-items":
-            ids = cmd["id"]
-            self.upmaps[cmd["pgid"]] = list(zip(ids[::2], ids[1::2]))
-        elif prefix == "osd rm-pg-upmap-items":
-            self.upmaps.pop(cmd["pgid"], None)
+        elif apply_upmap_command(self.upmaps, cmd):
+            pass
         elif prefix == "osd stat":
             return 0, json.dumps({"epoch": self.epoch + 1}).encode(), ""
         self.epoch += 1

@@ -59,6 +59,19 @@ def install_fake_mgr_module() -> None:
     sys.modules["mgr_module"] = mod
 
 
+def apply_upmap_command(upmaps: dict[str, list[tuple[int, int]]], cmd: dict[str, Any]) -> bool:
+    """Apply `osd pg-upmap-items` / `osd rm-pg-upmap-items` as the mon does
+    (the PG's entry replaced whole, or removed); False for other commands."""
+    if cmd["prefix"] == "osd pg-upmap-items":
+        ids = cmd["id"]
+        upmaps[cmd["pgid"]] = list(zip(ids[::2], ids[1::2]))
+    elif cmd["prefix"] == "osd rm-pg-upmap-items":
+        upmaps.pop(cmd["pgid"], None)
+    else:
+        return False
+    return True
+
+
 class FakeOsdMap:
     def __init__(self, cluster: FakeCluster) -> None:
         self.cluster = cluster
@@ -214,11 +227,8 @@ class FakeCluster:
             if cmd["val"] == "sla_isolated_normal":  # the mon cancels entries to ssd
                 for pg in [pg for pg in self.upmaps if pg.startswith(f"{pool['pool']}.")]:
                     del self.upmaps[pg]
-        elif prefix == "osd pg-upmap-items":
-            ids = cmd["id"]
-            self.upmaps[cmd["pgid"]] = list(zip(ids[::2], ids[1::2]))
-        elif prefix == "osd rm-pg-upmap-items":
-            self.upmaps.pop(cmd["pgid"], None)
+        elif apply_upmap_command(self.upmaps, cmd):
+            pass
         elif prefix == "osd crush weight-set rm":
             pool = next(p for p in self.pools.values() if p["pool_name"] == cmd["pool"])
             self.weight_sets.discard(pool["pool"])

@@ -61,6 +61,13 @@ def mon_command(module: Any, cmd: dict[str, Any]) -> tuple[int, str, str]:
     return int(rc), out.decode("utf-8", "replace"), str(err)
 
 
+def mon_command_bytes(module: Any, cmd: dict[str, Any], inbuf: bytes = b""
+                      ) -> tuple[int, bytes, str]:
+    """A mon command with a binary input and output (osd getmap, setcrushmap)."""
+    rc, out, err = module.rados.mon_command(json.dumps(cmd), inbuf, timeout=60)
+    return int(rc), bytes(out), str(err)
+
+
 def crush_release(module: Any) -> str:
     """The crushtool syntax of the running release (sla-crush --release):
     min_size/max_size exist up to Pacific; Tentacle and later take Squid's."""

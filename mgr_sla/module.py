@@ -7,13 +7,10 @@ warnings when a switch is blocked. State lives in the mon-backed store.
 """
 # No `from __future__ import annotations` here: ceph-mgr reads the command
 # handlers' annotations at import time to build the command signatures.
-import enum
 import errno
 import json
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from mgr_module import HandleCommandResult, MgrModule
@@ -30,15 +27,7 @@ from .activity import (
 from .cluster import (
     ClusterView,
     cluster_view,
-    mapping_change,
-    pg_bytes_by_seed,
-    pgs_acting_on,
-    pgs_not_clean,
-    pool_misplaced_ratios,
-    pool_pg_stats,
-    pool_refusal,
 )
-from .crush_bridge import load_crush_rules
 from .decision import DecisionState, Mode, ThresholdError, Thresholds
 from .gates import (
     GATE_NAMES,
@@ -56,15 +45,26 @@ from .gates import (
 from .histogram import TickHistogram
 from .latency import LatencyWindow, PoolLatency, Slo, SloError, Violations, parse_slo
 from .metrics import MetricsBindError, MetricsServer
+from .placement import PlacementMixin
+from .pool_commands import PoolCommandsMixin
 from .report import history_dicts, render_history, render_status
+from .shell_common import (
+    MAP_REFRESH_SECS,
+    REQUIRED_RULES,
+    SLOW_READ_SECS,
+    TICK_BUCKETS,
+    MapSnapshot,
+    ModeArg,
+    OutputFormat,
+    SwitchTracking,
+    _err,
+    _merge_gates,
+    _out,
+)
 from .state import (
     RULE_HYBRID,
-    RULE_ISOLATED_NORMAL,
-    RULE_ISOLATED_URGENT,
-    RULE_SHARED,
     STATE_KEY,
     ModuleState,
-    PoolRole,
     Role,
     StateError,
     SwitchRecord,
@@ -73,90 +73,15 @@ from .state import (
 )
 from .tick import PoolNow, RuleChange, TickInputs, plan_tick
 from .upmaps import (
-    PoolPlan,
     Regions,
-    commands,
     current_items,
-    mapping_faults,
-    parse_pgid,
-    plan_pool,
     regions_from_maps,
-    switch_moves,
     target_urgent_share,
 )
 from .worker import KeyedWorker
 
-REQUIRED_RULES = (RULE_ISOLATED_NORMAL, RULE_SHARED, RULE_ISOLATED_URGENT)
-# Map work (converting the OSD and CRUSH maps, planning upmap entries) runs on
-# a new OSD map epoch (notify 'osd_map', or our own commands), and at the
-# latest every MAP_REFRESH_SECS; a quiet tick reads counters only.
-MAP_REFRESH_SECS = 300.0
-# Slow-changing inputs of the gates (per-pool misplaced, OSD fill) are read
-# this often while no switch is being watched.
-SLOW_READ_SECS = 30.0
-TICK_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
-# pg_upmap_items commands sent per tick, and how many at once: the mon folds
-# concurrent commands into one proposal, so a batch costs about one epoch.
-UPMAP_BATCH = 256
-UPMAP_PARALLEL = 8
 
-
-class RulesBusy(RuntimeError):
-    """An install of the rules is already running."""
-
-
-class OutputFormat(str, enum.Enum):
-    PLAIN = "plain"
-    JSON = "json"
-    JSON_PRETTY = "json-pretty"
-
-
-class ModeArg(str, enum.Enum):
-    AUTO = "auto"
-    ISOLATED = "isolated"
-    SHARED = "shared"
-
-
-@dataclass(frozen=True)
-class MapSnapshot:
-    """What the module needs of the OSD and CRUSH maps, as last converted.
-
-    Only the derived views are kept, not the dumps: everything the module
-    holds is walked by the garbage collector of its interpreter."""
-
-    at: float
-    view: ClusterView
-    regions: Regions
-    upmap_items: dict[int, dict[str, tuple[tuple[int, int], ...]]]
-    flags: tuple[str, ...]
-    nearfull_ratio: float
-
-
-@dataclass
-class SwitchTracking:
-    """A switch whose data movement is still being watched."""
-
-    record: SwitchRecord
-    started: float
-    before_up: dict[str, list[int]]
-    progress_id: str
-    isolating: bool
-    moving_at_start: Optional[int] = None
-
-
-def _out(fmt: OutputFormat, data: Any, text: str) -> HandleCommandResult:
-    if fmt is OutputFormat.JSON:
-        return HandleCommandResult(0, json.dumps(data, sort_keys=True), "")
-    if fmt is OutputFormat.JSON_PRETTY:
-        return HandleCommandResult(0, json.dumps(data, sort_keys=True, indent=2), "")
-    return HandleCommandResult(0, text, "")
-
-
-def _err(code: int, message: str) -> HandleCommandResult:
-    return HandleCommandResult(-code, "", message)
-
-
-class Module(MgrModule):
+class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
     MODULE_OPTIONS = [
         compat.option("threshold_iops", type="float", default=100.0, min=0.0, runtime=True,
                       desc="urgent client IOPS at or above which normal pools are isolated"),
@@ -598,264 +523,6 @@ class Module(MgrModule):
     def _normal_pools(self, state: ModuleState) -> list[int]:
         return sorted(p for p, r in state.roles.items() if r.role is Role.NORMAL)
 
-    def _unverified_reason(self, view: ClusterView, state: ModuleState) -> Optional[str]:
-        """Why the installed rules cannot be trusted for shared mode, if so.
-
-        Verified on the real PG mappings (crush_rules, osdmaptool) once per
-        CRUSH version and set of normal pools, not every tick."""
-        normal = self._normal_pools(state)
-        lacking = [p for p in normal if p not in view.choose_args_pools]
-        if lacking:
-            return (f"pools {lacking} have no sla choose_args: run 'ceph sla rules apply'")
-        key = (view.crush_version, tuple(normal))
-        done, reason = self._verifier.result(key, self._generate_options(state, view))
-        if not done:
-            return f"rules being verified (crush version {view.crush_version})"
-        return reason
-
-    def _verify_rules(self, options: Any) -> Optional[str]:
-        """Runs in the verifier's thread: crushtool and osdmaptool on the live
-        maps, without the module lock. Weight sets that drifted (a reweight or
-        a new OSD writes its weight into every weight set) are regenerated,
-        verified and installed (compare-and-swap), then checked again."""
-        try:
-            crush = load_crush_rules()
-            report = crush.verify_live(self._cli(crush), crush.Tools(), options)
-            drift = drifted(report.failures)
-            if drift:
-                self.log.warning("sla: weight sets drifted (%s); repairing", drift[0])
-                result = crush.install(self._cli(crush), crush.Tools(), options, repair=True)
-                self._repairs.append(f"{time.strftime('%Y-%m-%d %H:%M:%S')}: {drift[0]}")
-                del self._repairs[:-5]
-                self.log.info("sla: weight sets repaired; PGs remapped back: %s",
-                              dict(result.upgraded_pools))
-                report = crush.verify_live(self._cli(crush), crush.Tools(), options)
-        except Exception as e:  # any failure to verify is a reason not to share
-            return f"rules could not be verified: {e}"
-        return None if report.ok else "rules fail verification: " + "; ".join(report.failures)
-
-    def _cli(self, crush: Any) -> Any:
-        # The mgr's own identity: its mon caps ('allow profile mgr') include
-        # osd rw, which getcrushmap/setcrushmap need.
-        return crush.CephCli(conf=self.get_ceph_conf_path() or None,
-                             name=f"mgr.{self.get_mgr_id()}",
-                             keyring=str(self.get_ceph_option("keyring")))
-
-    def _generate_options(self, state: ModuleState, view: ClusterView,
-                          extra_normal: tuple[int, ...] = ()) -> Any:
-        crush = load_crush_rules()
-        normal = tuple(sorted({*self._normal_pools(state), *extra_normal}))
-        hybrid = tuple(sorted(p for p, r in state.roles.items()
-                              if r.role is Role.URGENT and r.placement is UrgentPlacement.HYBRID))
-        sizes = [view.pools[p].size for p in normal if p in view.pools]
-        return crush.GenerateOptions(
-            normal_class=str(self._opt("normal_class")),
-            urgent_class=str(self._opt("urgent_class")),
-            failure_domain=str(self._opt("failure_domain")),
-            size=max(sizes, default=3),
-            pool_ids=normal,
-            urgent_pool_ids=hybrid,
-            release=compat.crush_release(self),
-        )
-
-    def _switch(self, state: ModuleState, record: SwitchRecord) -> None:
-        """Record a decided switch; `_converge` moves the pools."""
-        state.record_switch(record)
-        verb = "would switch" if record.dry_run else "switching"
-        self.log.info("sla: %s %s -> %s: %s", verb, record.from_mode, record.to_mode,
-                      record.reason)
-        self.cluster_log("cluster", self.ClusterLogPrio.INFO,
-                         f"sla: {verb} normal pools {record.from_mode} -> {record.to_mode}: "
-                         f"{record.reason}")
-        if record.dry_run:
-            return
-        normal = self._normal_pools(state)
-        before: dict[str, list[int]] = {}
-        osdmap = self.get_osdmap()
-        for pool_id in normal:
-            before.update(osdmap.map_pool_pgs_up(pool_id))
-        if self._tracking is not None:
-            self._finish_progress(self._tracking, failed=True)
-        self._tracking = SwitchTracking(record, record.time, before,
-                                        f"sla-switch-{int(record.time * 1000)}",
-                                        record.to_mode == Mode.ISOLATED.value)
-
-    def _upmap_placements(self, state: ModuleState, view: ClusterView) -> dict[int, str]:
-        """Pool id -> what its pg_upmap_items must do, by the rule it is on now:
-        'shared' and 'hybrid' place replicas on urgent OSDs (upmaps.py),
-        'isolated' removes every entry that reaches an urgent OSD."""
-        out: dict[int, str] = {}
-        for pool_id, role in state.roles.items():
-            pool = view.pools.get(pool_id)
-            if pool is None:
-                continue
-            rule = view.rule_name(pool.rule_id)
-            if role.role is Role.NORMAL and rule == RULE_SHARED:
-                out[pool_id] = "shared"
-            elif role.role is Role.NORMAL and rule == RULE_ISOLATED_NORMAL:
-                out[pool_id] = "isolated"
-            elif role.role is Role.URGENT and rule == RULE_HYBRID:
-                out[pool_id] = "hybrid"
-        return out
-
-    def _check_placement(self, state: ModuleState, maps: MapSnapshot, place: bool) -> None:
-        """On a new OSD map epoch: check every managed pool's real up sets
-        (normal inclusion, an OSD or a failure domain twice) and, if `place`,
-        bring the pg_upmap_items to what each pool's rule wants.
-
-        A reweight, a new OSD, the balancer's entries, the mon cancelling
-        ours: each comes with a new epoch, so that is when to look again."""
-        view, regions = maps.view, maps.regions
-        placements = self._upmap_placements(state, view) if place else {}
-        key = (view.epoch, json.dumps(sorted(placements.items())))
-        if key == self._upmap_key and not self._upmaps_pending:
-            return
-        self._upmap_key = key
-        items = maps.upmap_items
-        osdmap = self.get_osdmap()
-        plans: list[PoolPlan] = []
-        faults: list[str] = []
-        no_normal: list[str] = []
-        self._upmap_status = {}
-        for pool_id, role in sorted(state.roles.items()):
-            if pool_id not in view.pools:
-                continue
-            up = osdmap.map_pool_pgs_up(pool_id)
-            found = mapping_faults(up, regions, need_normal=role.role is Role.NORMAL)
-            faults += [f"pg {pg}: one OSD twice in the up set" for pg in found.osd_twice]
-            faults += [f"pg {pg}: two replicas in one {self._opt('failure_domain')}"
-                       for pg in found.domain_twice]
-            no_normal += list(found.no_normal)
-            placement = placements.get(pool_id)
-            if placement is None:
-                continue
-            if self._plan_cache_for != regions.fingerprint or len(self._plan_cache) > 1 << 20:
-                self._plan_cache, self._plan_cache_for = {}, regions.fingerprint
-            plan = plan_pool(pool_id, up, items.get(pool_id, {}), regions,
-                             view.pools[pool_id].size, placement, self._plan_cache)
-            plans.append(plan)
-            replicas = sum(len(u) for u in up.values())
-            urgent = sum(1 for u in up.values() for o in u
-                         if o in regions.osds and regions.osds[o].cls == regions.urgent_class)
-            self._upmap_status[pool_id] = {
-                "placement": placement, "pgs_with_upmaps": len(plan.wanted),
-                "pending": plan.pending,
-                "urgent_replica_share": round(urgent / replicas, 4) if replicas else None}
-        self._set_fault_health(faults)
-        self._set_inclusion_health(no_normal)
-        self._upmaps_pending = sum(p.pending for p in plans)
-        hold = self._upmap_hold()
-        batch = [c for p in plans for c in commands(p, placing=not hold)][:UPMAP_BATCH]
-        if batch:
-            self._send_upmap_batch(batch)
-
-    def _send_upmap_batch(self, batch: list[dict[str, Any]]) -> None:
-        with ThreadPoolExecutor(UPMAP_PARALLEL) as pool:
-            results = list(pool.map(lambda c: compat.mon_command(self, c), batch))
-        self._maps_dirty = True
-        failed = [(c, err) for c, (rc, _, err) in zip(batch, results) if rc != 0]
-        for cmd, err in failed[:5]:
-            self.log.warning("sla: %s %s failed: %s", cmd["prefix"], cmd["pgid"], err.strip())
-        self.log.info("sla: upmap entries: %d set, %d removed, %d failed",
-                      sum(1 for c in batch if c["prefix"] == "osd pg-upmap-items"),
-                      sum(1 for c in batch if c["prefix"] == "osd rm-pg-upmap-items"),
-                      len(failed))
-        track = self._tracking
-        if track is not None and track.record.pgs_moved is None:
-            rc, out, _ = compat.mon_command(self, {"prefix": "osd stat", "format": "json"})
-            if rc == 0:  # the switch's placement is complete from this epoch on
-                track.record.epoch = int(json.loads(out).get("epoch", 0))
-
-    def _upmap_hold(self) -> bool:
-        """Placing replicas on urgent OSDs moves data: as the balancer, only
-        on a cluster with every PG active and not degraded, and misplaced
-        objects under max_misplaced_ratio."""
-        pgs = self._pgs
-        misplaced = float(self._pg_status.get("misplaced_ratio", 0.0))
-        return bool(pgs.inactive or pgs.degraded or pgs.unknown
-                    or misplaced > self._max_misplaced())
-
-    def _set_fault_health(self, faults: list[str]) -> None:
-        self._health.pop("SLA_PLACEMENT_FAULT", None)
-        if faults:
-            self._health["SLA_PLACEMENT_FAULT"] = {
-                "severity": "warning",
-                "summary": f"{len(faults)} PGs of sla pools break a placement rule",
-                "count": len(faults), "detail": faults[:20]}
-
-    def _track(self, state: ModuleState, view: ClusterView, now: float) -> None:
-        """Progress of the data movement of the last switch, PGs moved, and
-        time to isolation (no normal-pool PG acting on an urgent OSD)."""
-        track = self._tracking
-        if track is None:
-            # per-pool misplaced ratios for status and metrics, now and then
-            if now - self._pg_dump_at >= SLOW_READ_SECS:
-                self._pg_dump_at = now
-                self._misplaced = pool_misplaced_ratios(self.get("pool_stats") or {})
-            return
-        record = track.record
-        if record.epoch is None or view.epoch < record.epoch:
-            return  # the mgr has not seen the new rules yet
-        normal = self._normal_pools(state)
-        if record.pgs_moved is None and self._upmaps_pending:
-            return  # the switch's upmap entries are still being placed
-        if record.pgs_moved is None:
-            after: dict[str, list[int]] = {}
-            osdmap = self.get_osdmap()
-            for pool_id in normal:
-                after.update(osdmap.map_pool_pgs_up(pool_id))
-            record.pgs_moved, record.replicas_moved = mapping_change(track.before_up, after)
-        # while a switch is watched: the PG stats of the normal pools, each tick
-        stats = pool_pg_stats(self.get("pg_stats") or {}, normal)
-        moving = pgs_not_clean(stats, normal)
-        if track.moving_at_start is None:
-            track.moving_at_start = max(moving, 1)
-        done = moving == 0
-        if track.isolating and record.time_to_isolation_secs is None:
-            urgent_osds = view.osds_of_class(str(self._opt("urgent_class")))
-            if pgs_acting_on(stats, normal, urgent_osds) == 0:
-                record.time_to_isolation_secs = round(now - track.started, 2)
-                self._last_tti = record.time_to_isolation_secs
-                self.log.info("sla: isolated after %.1f s", record.time_to_isolation_secs)
-            else:
-                done = False
-        fraction = 1.0 - min(moving, track.moving_at_start) / track.moving_at_start
-        if done:
-            self._finish_progress(track, failed=False)
-            self._tracking = None
-        else:
-            self._progress("update", track.progress_id,
-                           ev_msg=f"SLA switch to {record.to_mode}: {moving} PGs of normal "
-                                  f"pools moving", ev_progress=fraction,
-                           refs=[("pool", p) for p in normal])
-
-    def _set_inclusion_health(self, missing: list[str]) -> None:
-        """Warn when a normal-pool PG has no replica on the normal class."""
-        self._health.pop("SLA_NORMAL_INCLUSION", None)
-        self._pgs_without_normal = len(missing)
-        if missing:
-            normal = self._opt("normal_class")
-            self._health["SLA_NORMAL_INCLUSION"] = {
-                "severity": "warning",
-                "summary": f"{len(missing)} PGs of normal pools have no replica on class "
-                           f"{normal}",
-                "count": len(missing),
-                "detail": [f"pg {pgid}: up set has no {normal} OSD (a pg_upmap entry from "
-                           "outside sla? exclude normal pools from the balancer)"
-                           for pgid in missing[:20]]}
-
-    def _finish_progress(self, track: SwitchTracking, failed: bool) -> None:
-        if failed:
-            self._progress("fail", track.progress_id, "superseded by a newer switch")
-        else:
-            self._progress("complete", track.progress_id)
-
-    def _progress(self, verb: str, *args: Any, **kwargs: Any) -> None:
-        try:
-            self.remote("progress", verb, *args, **kwargs)
-        except Exception as e:  # progress is nice to have; never fail a switch on it
-            self.log.debug("sla: progress %s failed: %s", verb, e)
-
     def _save(self, state: ModuleState) -> None:
         text = state.to_json()
         if text != getattr(self, "_saved", None):
@@ -990,150 +657,6 @@ class Module(MgrModule):
         text = "mode: auto\n" if mode is ModeArg.AUTO else f"mode pinned to {mode.value}\n"
         return _out(format, {"pinned": None if mode is ModeArg.AUTO else mode.value}, text)
 
-    @compat.write_command("sla pool set")
-    def cmd_pool_set(self, pool: str, role: Role,
-                     placement: Optional[UrgentPlacement] = None,
-                     format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
-        """Manage a pool as urgent or normal (urgent placement: isolated|hybrid)"""
-        view = self._view()
-        info = view.pool_by_name(pool)
-        if info is None:
-            return _err(errno.ENOENT, f"pool '{pool}' does not exist")
-        if placement is not None and role is not Role.URGENT:
-            return _err(errno.EINVAL, "placement applies to urgent pools only")
-        crush_dump = self.get("osd_map_crush")
-        refusal = pool_refusal(info, crush_dump, str(self._opt("failure_domain")))
-        if refusal:
-            return _err(errno.EINVAL, refusal)
-        rule_now = view.rule_name(info.rule_id)
-        with self._lock:
-            state = self._require_state()
-            current = state.roles.get(info.pool_id)
-            original = current.original_rule if current is not None else (
-                None if rule_now.startswith("sla_") else rule_now)
-            new = PoolRole(role, placement or UrgentPlacement.ISOLATED, original)
-            if current is not None and current.role is not role:
-                return _err(errno.EINVAL, f"pool '{pool}' is already {current.role.value}: "
-                            f"'ceph sla pool rm {pool}' first")
-            needed = self._rules_needed(replace(state, roles={**state.roles,
-                                                               info.pool_id: new}))
-            missing = [r for r in needed if r not in view.rules]
-            if missing:
-                return _err(errno.ENOENT, f"CRUSH rules {', '.join(missing)} are missing: "
-                            "run 'ceph sla rules apply' first")
-            needs_args = role is Role.NORMAL and info.pool_id not in view.choose_args_pools
-            options = self._generate_options(state, view, (info.pool_id,)) if needs_args \
-                else None
-        if options is not None:
-            # sla_shared needs this pool's own choose_args. Adding them must
-            # not remap the pool, so it first moves onto sla_isolated_normal
-            # (which the choose_args do not touch); the loop takes it on to
-            # sla_shared if that is the mode.
-            try:
-                if view.rule_name(info.rule_id) != RULE_ISOLATED_NORMAL:
-                    rc, _, err = compat.mon_command(self, {
-                        "prefix": "osd pool set", "pool": pool, "var": "crush_rule",
-                        "val": RULE_ISOLATED_NORMAL})
-                    if rc != 0:
-                        raise RuntimeError(err.strip())
-                self._install_rules(options)
-            except RulesBusy as e:
-                return _err(errno.EBUSY, str(e))
-            except Exception as e:  # CrushError or a failed mon command: say which
-                return _err(errno.EIO, f"could not add pool '{pool}' to the sla rules: {e}")
-        with self._lock:
-            state = self._require_state()
-            state.roles[info.pool_id] = new
-            self._save(state)
-        return _out(format, {"pool": pool, "pool_id": info.pool_id, "role": role.value,
-                             "placement": new.placement.value},
-                    f"pool '{pool}' is {role.value}\n")
-
-    @compat.write_command("sla pool rm")
-    def cmd_pool_rm(self, pool: str, format: OutputFormat = OutputFormat.PLAIN
-                    ) -> HandleCommandResult:
-        """Stop managing a pool: sla upmap entries and weight set removed, original rule back"""
-        view = self._view()
-        info = view.pool_by_name(pool)
-        if info is None:
-            return _err(errno.ENOENT, f"pool '{pool}' does not exist")
-        with self._lock:
-            state = self._require_state()
-            role = state.roles.get(info.pool_id)
-            if role is None:
-                return _err(errno.ENOENT, f"pool '{pool}' is not managed by sla")
-        done, failed = self._release_pool(info.pool_id, info.name, role, view)
-        if failed:
-            return _err(errno.EIO, f"pool '{pool}' is still managed: {failed}")
-        with self._lock:
-            state.roles.pop(info.pool_id, None)
-            self._save(state)
-        return _out(format, {"pool": pool, "removed": True, "steps": done},
-                    f"pool '{pool}' is not managed: " + "; ".join(done) + "\n")
-
-    @compat.write_command("sla release")
-    def cmd_release(self, format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
-        """Release every managed pool: original rules back, sla upmaps and weight sets gone"""
-        view = self._view()
-        with self._lock:
-            state = self._require_state()
-            roles = dict(state.roles)
-        report: dict[str, Any] = {}
-        errors = []
-        for pool_id, role in sorted(roles.items()):
-            info = view.pools.get(pool_id)
-            if info is None:
-                continue
-            done, failed = self._release_pool(pool_id, info.name, role, view)
-            report[info.name] = done
-            if failed:
-                errors.append(f"{info.name}: {failed}")
-                continue
-            with self._lock:
-                state.roles.pop(pool_id, None)
-                self._save(state)
-        if errors:
-            return _err(errno.EIO, "not released: " + "; ".join(errors))
-        text = "".join(f"{name}: {'; '.join(steps)}\n" for name, steps in report.items())
-        return _out(format, {"released": report}, text or "no managed pools\n")
-
-    def _release_pool(self, pool_id: int, name: str, role: PoolRole, view: ClusterView
-                      ) -> tuple[list[str], Optional[str]]:
-        """Undo what sla did to one pool, in an order that never leaves it on
-        urgent OSDs: its upmap entries, its rule, its weight set."""
-        done: list[str] = []
-        osd_map = self.get("osd_map")
-        urgent = view.osds_of_class(str(self._opt("urgent_class")))
-        entries = current_items(osd_map).get(pool_id, {})
-        ours = sorted(pg for pg, pairs in entries.items() if any(t in urgent for _, t in pairs))
-        for pgid in ours:
-            rc, _, err = compat.mon_command(self, {"prefix": "osd rm-pg-upmap-items",
-                                                   "pgid": pgid})
-            if rc != 0:
-                return done, f"osd rm-pg-upmap-items {pgid}: {err.strip()}"
-        if ours:
-            done.append(f"{len(ours)} upmap entries removed")
-        rule_now = view.rule_name(view.pools[pool_id].rule_id)
-        if role.original_rule and rule_now.startswith("sla_"):
-            if role.original_rule not in view.rules:
-                return done, (f"its original rule {role.original_rule} no longer exists: "
-                              f"'ceph osd pool set {name} crush_rule <rule>' first")
-            rc, _, err = compat.mon_command(self, {"prefix": "osd pool set", "pool": name,
-                                                   "var": "crush_rule",
-                                                   "val": role.original_rule})
-            if rc != 0:
-                return done, f"osd pool set crush_rule {role.original_rule}: {err.strip()}"
-            done.append(f"crush_rule {rule_now} -> {role.original_rule}")
-        elif rule_now.startswith("sla_"):
-            done.append(f"crush_rule left on {rule_now} (no original rule recorded)")
-        if pool_id in view.choose_args_pools:
-            rc, _, err = compat.mon_command(self, {"prefix": "osd crush weight-set rm",
-                                                   "pool": name})
-            if rc != 0:
-                return done, f"osd crush weight-set rm {name}: {err.strip()}"
-            done.append("weight set removed")
-        return done, None
-
     @compat.write_command("sla on")
     def cmd_on(self) -> HandleCommandResult:
         """Let the module switch modes and place the managed pools"""
@@ -1145,88 +668,3 @@ class Module(MgrModule):
         """Stop switching and placing (pools stay as they are); measure and report only"""
         self.set_module_option("active", False)
         return HandleCommandResult(0, "sla is off: pools stay as they are\n", "")
-
-    @compat.read_command("sla plan")
-    def cmd_plan(self, format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
-        """What the next switch would move: PGs, replicas and bytes per normal pool"""
-        osd_map, crush = self.get("osd_map"), self.get("osd_map_crush")
-        view = cluster_view(osd_map, crush)
-        with self._lock:
-            state = self._require_state()
-            target = _other(state.decision.mode)
-            normal = self._normal_pools(state)
-        rule = RULE_SHARED if target is Mode.SHARED else RULE_ISOLATED_NORMAL
-        regions = self._regions(osd_map, crush)
-        items = current_items(osd_map)
-        osdmap = self.get_osdmap()
-        stats = self.get("pg_dump").get("pg_stats", [])
-        plans: list[dict[str, Any]] = []
-        for pool_id in normal:
-            moves = switch_moves(osdmap.map_pool_pgs_up(pool_id), items.get(pool_id, {}),
-                                 regions, view.pools[pool_id].size, target.value)
-            pg_bytes = pg_bytes_by_seed(stats, pool_id)
-            plans.append({
-                "pool": view.pools[pool_id].name, "pool_id": pool_id,
-                "pgs": len(osdmap.map_pool_pgs_up(pool_id)), "pgs_moving": len(moves),
-                "replicas": sum(moves.values()),
-                "bytes": sum(n * pg_bytes.get(parse_pgid(pg)[1], 0) for pg, n in moves.items())})
-        data = {"to_mode": target.value, "rule": rule, "pools": plans,
-                "pgs": sum(p["pgs_moving"] for p in plans),
-                "replicas": sum(p["replicas"] for p in plans),
-                "bytes": sum(p["bytes"] for p in plans)}
-        text = f"next switch: -> {target.value} ({rule})\n" + "".join(
-            f"  {p['pool']}: {p['pgs_moving']} of {p['pgs']} PGs, {p['replicas']} replicas, "
-            f"{p['bytes']} bytes\n" for p in plans)
-        return _out(format, data, text)
-
-    @compat.write_command("sla rules apply")
-    def cmd_rules_apply(self, format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
-        """Generate, verify and install the sla CRUSH rules from the live map"""
-        with self._lock:
-            state = self._require_state()
-            options = self._generate_options(state, self._view())
-            normal = self._normal_pools(state)
-        try:
-            result = self._install_rules(options)
-        except RulesBusy as e:
-            return _err(errno.EBUSY, str(e))
-        except Exception as e:  # CrushError or a failed mon command: say which
-            return _err(errno.EINVAL, f"rules not installed: {e}")
-        data = result.to_dict()
-        return _out(format, data, ("installed" if result.changed else "unchanged") +
-                    f": sla CRUSH rules, shared weight sets for normal pools {normal}\n")
-
-    def _install_rules(self, options: Any) -> Any:
-        """crush_rules.install (getcrushmap, crushtool, osdmaptool, setcrushmap):
-        seconds of work, run without the module lock, one at a time."""
-        with self._lock:
-            if self._installing:
-                raise RulesBusy("another 'ceph sla rules apply' or 'pool set' is installing "
-                                "the rules; try again when it ends")
-            self._installing = True
-        try:
-            crush = load_crush_rules()
-            result = crush.install(self._cli(crush), crush.Tools(), options)
-        finally:
-            with self._lock:
-                self._installing = False
-        self._verifier.forget()
-        return result
-
-
-def _other(mode: Mode) -> Mode:
-    return Mode.SHARED if mode is Mode.ISOLATED else Mode.ISOLATED
-
-
-def drifted(failures: Any) -> list[str]:
-    """The verification failures that mean our flat weight sets drifted from
-    the tree (R4: a pool no longer maps like sla_isolated_normal; R5: a switch
-    would move replicas; R6: a set with positions, from an older version)."""
-    return [f for f in failures if str(f).split(" ", 1)[0] in ("R4", "R5", "R6")]
-
-
-def _merge_gates(gates: list[Gate]) -> list[Gate]:
-    """One apply_failed gate naming every pool that failed."""
-    if len(gates) <= 1:
-        return gates
-    return [Gate("apply_failed", "; ".join(g.detail for g in gates))]

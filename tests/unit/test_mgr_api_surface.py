@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+MGR_SLA_DIR = ROOT / "mgr_sla"
 SURFACE = json.loads((Path(__file__).parent / "data" / "mgr_api_surface.json").read_text())
 RELEASES = SURFACE["releases"]
 
@@ -51,6 +52,51 @@ def _calls(node: ast.Call) -> tuple[int, frozenset[str], bool]:
         k.arg is None for k in node.keywords)
     positional = sum(1 for a in node.args if not isinstance(a, ast.Starred))
     return positional, frozenset(k.arg for k in node.keywords if k.arg), star
+
+
+# The MgrModule subclass is split into mixins (placement.py, pool_commands.py)
+# over ShellBase (shell_common.py), which declares the mgr calls they make for
+# the type checker only (under TYPE_CHECKING): those stay uses, not definitions.
+SHELL_BASES = {"MgrModule", "mgr_module.MgrModule", "ShellBase", "PlacementMixin",
+               "PoolCommandsMixin"}
+
+
+def _defined_in(node: ast.ClassDef) -> set[str]:
+    defined: set[str] = set()
+    skip: set[ast.AST] = set()
+    for item in ast.walk(node):
+        if isinstance(item, ast.If) and ast.unparse(item.test) == "TYPE_CHECKING":
+            skip.update(ast.walk(item))
+    for item in ast.walk(node):
+        if item in skip:
+            continue
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defined.add(item.name)
+        elif isinstance(item, ast.Attribute) and isinstance(item.ctx, ast.Store) \
+                and isinstance(item.value, ast.Name) and item.value.id == "self":
+            defined.add(item.attr)
+    for item in node.body:
+        targets = item.targets if isinstance(item, ast.Assign) else \
+            [item.target] if isinstance(item, ast.AnnAssign) else []
+        defined.update(t.id for t in targets if isinstance(t, ast.Name))
+    return defined
+
+
+_SHELL_DEFINED: set[str] | None = None
+
+
+def shell_defined() -> set[str]:
+    """Every name the module class, its mixins and ShellBase define."""
+    global _SHELL_DEFINED
+    if _SHELL_DEFINED is None:
+        _SHELL_DEFINED = set()
+        for path in sorted(MGR_SLA_DIR.glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ClassDef) and (
+                        {ast.unparse(b) for b in node.bases} & SHELL_BASES
+                        or node.name == "ShellBase"):
+                    _SHELL_DEFINED |= _defined_in(node)
+    return _SHELL_DEFINED
 
 
 class Collector(ast.NodeVisitor):
@@ -83,21 +129,11 @@ class Collector(ast.NodeVisitor):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         bases = {ast.unparse(b) for b in node.bases}
-        if not bases & {"MgrModule", "mgr_module.MgrModule"}:
+        if not bases & SHELL_BASES:
             self.generic_visit(node)
             return
-        defined = set()
-        for item in ast.walk(node):
-            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                defined.add(item.name)
-            elif isinstance(item, ast.Attribute) and isinstance(item.ctx, ast.Store) \
-                    and isinstance(item.value, ast.Name) and item.value.id == "self":
-                defined.add(item.attr)
-        for item in node.body:
-            targets = item.targets if isinstance(item, ast.Assign) else \
-                [item.target] if isinstance(item, ast.AnnAssign) else []
-            defined.update(t.id for t in targets if isinstance(t, ast.Name))
-        self._mgr_class, outer = defined, self._mgr_class
+        # the module class and its mixins: what any of them defines is ours
+        self._mgr_class, outer = shell_defined() | _defined_in(node), self._mgr_class
         self.generic_visit(node)
         self._mgr_class = outer
 
