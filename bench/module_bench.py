@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import select
 import shutil
 import statistics
 import subprocess
@@ -94,12 +95,17 @@ def trial(cluster: Cluster, kind: str, period: float, rng: random.Random) -> dic
         started = time.time()
         bench = RadosBench(cluster, "urgent", secs=90)
         try:
+            ready, _, _ = select.select([poller.stdout], [], [], 120)
+            if not ready:
+                raise AssertionError("the normal pool's rule did not change within 120 s "
+                                     f"of the urgent load: {cluster.sla_status()}")
             changed = json.loads(poller.stdout.readline())
             last = wait_for("time to isolation", lambda: (h := cluster.json("sla", "history")[0])
                             ["to"] == "isolated" and h["time_to_isolation_secs"] is not None
                             and h, 300)
         finally:
             bench.stop()
+            bench.cleanup()  # 20 trials of writes would fill the memstore OSDs
     finally:
         if poller.poll() is None:
             poller.kill()
@@ -149,9 +155,11 @@ def main() -> int:
         setup(cluster)
         for period in args.stats_periods:
             cluster.ceph("config", "set", "mgr", "mgr_stats_period", str(period))
-            rows = [trial(cluster, "random-phase" if i % 2 == 0 else "after-switch", period, rng)
-                    for i in range(args.trials)]
-            results["trials"][str(period)] = rows
+            rows = results["trials"].setdefault(str(period), [])
+            for i in range(args.trials):
+                rows.append(trial(cluster, "random-phase" if i % 2 == 0 else "after-switch",
+                                  period, rng))
+                print(json.dumps(rows[-1]), flush=True)  # a trial at a time, kept if one fails
             results.setdefault("summary", {})[str(period)] = {
                 key: stats([r[key] for r in rows])
                 for key in ("reaction_secs", "reaction_record_secs", "time_to_isolation_secs")}

@@ -98,11 +98,6 @@ class CrushMap:
         """The ``<bucket>~<class>`` shadow bucket, if Ceph made one."""
         return self.bucket_named(f"{bucket.name}~{device_class}")
 
-    def item_type(self, item_id: int) -> str:
-        if item_id >= 0:
-            return self.types.get(0, "osd")
-        return self.buckets[item_id].type_name
-
     def devices_under(self, bucket_id: int) -> Iterator[int]:
         for item in self.buckets[bucket_id].items:
             if item.id >= 0:
@@ -137,9 +132,6 @@ class CrushMap:
         for item in bucket.items:
             if item.id < 0:
                 yield from self.buckets_under(item.id)
-
-    def classes(self) -> set[str]:
-        return {c for c in self.devices.values() if c}
 
 
 def _step(raw: Mapping[str, Any]) -> Step:

@@ -240,7 +240,3 @@ def with_rule_steps(blocks: Sequence[Block], rule_id: int, steps: Sequence[str])
         raise CrushError(f"no rule with id {rule_id} in the map")
     return out
 
-
-def without_choose_args(blocks: Sequence[Block], keep: Iterable[int] = ()) -> list[Block]:
-    kept = {str(k) for k in keep}
-    return [b for b in blocks if b.kind != "choose_args" or b.key in kept]

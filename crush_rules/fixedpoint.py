@@ -59,10 +59,6 @@ def format_weight(fixed: int) -> str:
     return text
 
 
-def to_float(fixed: int) -> float:
-    return fixed / ONE
-
-
 def nearest_text_weight(fixed: int) -> tuple[str, int]:
     """Text for ``fixed``, or for the nearest value crushtool can parse, and that value.
 

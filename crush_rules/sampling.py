@@ -72,13 +72,11 @@ def map_rule(
     choose_args: Sequence[ChooseArg] | None,
     *,
     synthetic: bool,
-    use_up: bool = False,
 ) -> dict[int, tuple[int, ...]]:
     """PG seed -> OSDs for the first pool.pg_num PGs of the pool under the variant map."""
     text = variant_text(blocks, pool, steps, choose_args, replace_rule=synthetic)
     crush = tools.compile(text)
     mapped = tools.map_pgs(osdmap, crush, pool.id, mark_up_in=synthetic,
                            pg_num=pool.pg_num if synthetic else None)
-    return {
-        seed: (m.up if use_up else m.raw) for seed, m in mapped.items() if seed < pool.pg_num
-    }
+    # raw CRUSH mappings: what the rules themselves do, before upmaps and temps
+    return {seed: m.raw for seed, m in mapped.items() if seed < pool.pg_num}

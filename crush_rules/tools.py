@@ -109,23 +109,6 @@ class Tools:
             raise CrushError("crushtool --dump printed no JSON") from exc
         return parsed
 
-    def compare(self, before: bytes, after: bytes, rules: Sequence[int], num_rep: int) -> str:
-        """``crushtool --compare`` on the given rule ids; the mismatch report."""
-        with tempfile.TemporaryDirectory(prefix="sla-crush-") as tmp:
-            a, b = Path(tmp, "a.bin"), Path(tmp, "b.bin")
-            a.write_bytes(before)
-            b.write_bytes(after)
-            report = []
-            for rule in rules:
-                report.append(
-                    _run(
-                        [self.crushtool, "-i", str(a), "--compare", str(b), "--rule", str(rule),
-                         "--num-rep", str(num_rep)],
-                        "crushtool --compare",
-                    )
-                )
-            return "".join(report)
-
     # -- osdmaptool --------------------------------------------------------
 
     def simple_osdmap(self, max_osd: int, min_pgs: int, size: int) -> bytes:

@@ -128,12 +128,20 @@ class RadosBench:
     """`rados bench` as an urgent client, stopped by its PID."""
 
     def __init__(self, cluster: Cluster, pool: str, secs: int = 120) -> None:
+        self.cluster, self.pool = cluster, pool
+        self.run_name = f"b{time.monotonic_ns()}"
         self.proc = subprocess.Popen(
             cluster.tool("rados", "-c", cluster.conf, "-p", pool, "bench", str(secs), "write",
                          "-b", "4096", "-t", "8", "--no-cleanup", "--run-name",
-                         f"b{time.monotonic_ns()}"),
+                         self.run_name),
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.started = time.monotonic()
+
+    def cleanup(self) -> None:
+        """Delete what this bench wrote (memstore OSDs keep it in RAM)."""
+        subprocess.run(self.cluster.tool("rados", "-c", self.cluster.conf, "-p", self.pool,
+                                         "cleanup", "--run-name", self.run_name),
+                       capture_output=True, timeout=300, check=False)
 
     def stop(self) -> None:
         if self.proc.poll() is None:

@@ -246,7 +246,7 @@ def make_module(cluster: FakeCluster, store: dict[str, str] | None = None,
     install_fake_mgr_module()
     from mgr_sla.module import Module
 
-    m = Module.__new__(Module)
+    m: Any = Module.__new__(Module)
     Module.__init__(m)
     store = {} if store is None else store
     opts = {o["name"]: o["default"] for o in Module.MODULE_OPTIONS}

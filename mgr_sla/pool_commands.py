@@ -35,6 +35,8 @@ class PoolCommandsMixin(ShellBase):
         Verified on the real PG mappings (crush_rules, osdmaptool) once per
         CRUSH version and set of normal pools, not every tick."""
         normal = self._normal_pools(state)
+        if not normal:
+            return None  # no normal pool: shared mode moves nothing, nothing to verify
         lacking = [p for p in normal if p not in view.choose_args_pools]
         if lacking:
             return (f"pools {lacking} have no sla choose_args: run 'ceph sla rules apply'")

@@ -68,3 +68,11 @@ def test_expected_rules():
     for mode in Mode:
         assert expected_rule(PoolRole(Role.URGENT), mode) == "sla_isolated_urgent"
         assert expected_rule(PoolRole(Role.URGENT, UrgentPlacement.HYBRID), mode) == "sla_hybrid"
+
+
+def test_rule_names_are_the_generators():
+    """The module switches pools between the rules crush_rules writes: one name each."""
+    from crush_rules import rules as R
+    from mgr_sla import state as S
+    assert (S.RULE_ISOLATED_NORMAL, S.RULE_ISOLATED_URGENT, S.RULE_SHARED, S.RULE_HYBRID) == (
+        R.ISOLATED_NORMAL, R.ISOLATED_URGENT, R.SHARED, R.HYBRID)
