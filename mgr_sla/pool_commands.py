@@ -159,16 +159,19 @@ class PoolCommandsMixin(ShellBase):
         if info is None:
             return _err(errno.ENOENT, f"pool '{pool}' does not exist")
         with self._lock:
+            # Unmanaged first, under the lock: a tick running meanwhile must
+            # not move the pool back onto an sla rule while it is released.
             state = self._require_state()
-            role = state.roles.get(info.pool_id)
+            role = state.roles.pop(info.pool_id, None)
             if role is None:
                 return _err(errno.ENOENT, f"pool '{pool}' is not managed by sla")
+            self._save(state)
         done, failed = self._release_pool(info.pool_id, info.name, role, view)
         if failed:
+            with self._lock:
+                state.roles[info.pool_id] = role
+                self._save(state)
             return _err(errno.EIO, f"pool '{pool}' is still managed: {failed}")
-        with self._lock:
-            state.roles.pop(info.pool_id, None)
-            self._save(state)
         return _out(format, {"pool": pool, "removed": True, "steps": done},
                     f"pool '{pool}' is not managed: " + "; ".join(done) + "\n")
 
@@ -176,9 +179,11 @@ class PoolCommandsMixin(ShellBase):
     def cmd_release(self, format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
         """Release every managed pool: original rules back, sla upmaps and weight sets gone"""
         view = self._view()
-        with self._lock:
+        with self._lock:  # unmanaged first, as in `pool rm`
             state = self._require_state()
             roles = dict(state.roles)
+            state.roles.clear()
+            self._save(state)
         report: dict[str, Any] = {}
         errors = []
         for pool_id, role in sorted(roles.items()):
@@ -189,10 +194,9 @@ class PoolCommandsMixin(ShellBase):
             report[info.name] = done
             if failed:
                 errors.append(f"{info.name}: {failed}")
-                continue
-            with self._lock:
-                state.roles.pop(pool_id, None)
-                self._save(state)
+                with self._lock:  # still managed: the operator can retry
+                    state.roles[pool_id] = role
+                    self._save(state)
         if errors:
             return _err(errno.EIO, "not released: " + "; ".join(errors))
         text = "".join(f"{name}: {'; '.join(steps)}\n" for name, steps in report.items())
