@@ -384,7 +384,7 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
             else:
                 state.decision = plan.state
             if plan.switch:
-                self._switch(state, record)
+                self._switch(state, record, view.epoch)
             for name in plan.newly_blocked:
                 state.blocked_total[name] = state.blocked_total.get(name, 0) + 1
             self._gates = list(plan.gates) + self._apply_rule_changes(plan.rule_changes)
@@ -415,7 +415,7 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
                           change.to_rule)
             self._maps_dirty = True
         if changes and len(failed) < len(changes) and self._tracking is not None \
-                and self._tracking.record.epoch is None:
+                and self._tracking.record.pgs_moved is None:
             rc, out, _ = compat.mon_command(self, {"prefix": "osd stat", "format": "json"})
             if rc == 0:
                 self._tracking.record.epoch = int(json.loads(out).get("epoch", 0))

@@ -30,8 +30,12 @@ from .upmaps import PoolPlan, commands, mapping_faults, plan_pool
 
 
 class PlacementMixin(ShellBase):
-    def _switch(self, state: ModuleState, record: SwitchRecord) -> None:
-        """Record a decided switch; `_converge` moves the pools."""
+    def _switch(self, state: ModuleState, record: SwitchRecord, epoch: int) -> None:
+        """Record a decided switch; the rule changes and upmap entries move the
+        pools. `epoch` is the OSD map the switch was decided on: the record's
+        epoch until a command changes the map (a switch with nothing to move,
+        e.g. pools already where the mode wants them, is done at once)."""
+        record.epoch = epoch
         state.record_switch(record)
         verb = "would switch" if record.dry_run else "switching"
         self.log.info("sla: %s %s -> %s: %s", verb, record.from_mode, record.to_mode,

@@ -198,3 +198,23 @@ def test_dry_run_changes_no_state(cluster: FakeCluster) -> None:
     history = json.loads(m.cmd_history(format=_fmt("json")).stdout)
     assert history[0]["dry_run"] is False and history[0]["to"] == "shared"
     assert cluster.rule_of(2) == "sla_shared"
+
+
+def test_a_switch_with_nothing_to_move_completes(cluster: FakeCluster) -> None:
+    """Pools already where the new mode wants them (recreated by the operator):
+    the switch's tracking ends at once, so the quiet time can start."""
+    from mgr_sla.shell_common import ModeArg
+    m = managed(cluster, {})
+    ticks(m, 4)
+    assert cluster.rule_of(2) == "sla_shared"
+    cluster.upmaps.clear()
+    cluster.pools[2]["crush_rule"] = cluster.rules["sla_isolated_normal"]
+    cluster.epoch += 1
+    m.notify("osd_map", "")
+    assert m.cmd_mode(ModeArg.ISOLATED).retval == 0
+    ticks(m, 2)
+    assert json.loads(m.cmd_status(format=_fmt("json")).stdout)["mode"] == "isolated"
+    assert m._tracking is None, "the switch's tracking never ended"
+    assert m.cmd_mode(ModeArg.AUTO).retval == 0
+    ticks(m, 3)
+    assert cluster.rule_of(2) == "sla_shared"
