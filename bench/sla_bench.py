@@ -531,12 +531,15 @@ class Bench:
                        ** 0.5, 3)
         basis = ("geometric mean of the module's urgent latency isolated and shared, "
                  "at most 0.8 x shared")
-        c.ceph("sla", "set-slo", f"{slo_ms:g}")
         since = self.counters()
         normals = NormalClients(c, busiest, self.plan)
         try:
             time.sleep(3)
             urgent = UrgentClient(c, self.plan, self.workdir)
+            # The objective comes on with the urgent client running: its window
+            # also holds the mistuned run's periods, so it may act at once; the
+            # switch must come after the client started to be this run's.
+            c.ceph("sla", "set-slo", f"{slo_ms:g}")
             switch = self.await_switch("isolated", urgent.started, since)
             urgent.result()
         finally:
