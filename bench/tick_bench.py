@@ -35,6 +35,7 @@ from harness.fake_mgr import (  # noqa: E402
     apply_upmap_command,
     install_fake_mgr_module,
     make_module,
+    upmapped,
 )
 
 EXPENSIVE = ("osd_map", "osd_map_crush", "pg_dump")
@@ -148,11 +149,7 @@ class ScaledCluster:
         }
 
     def up_set(self, pgid: str) -> list[int]:
-        up = list(self.raw[pgid])
-        for frm, to in self.upmaps.get(pgid, []):
-            if frm in up and to not in up:
-                up[up.index(frm)] = to
-        return up
+        return upmapped(self.raw[pgid], self.upmaps.get(pgid, []))
 
     def osdmap(self) -> Any:
         cluster = self

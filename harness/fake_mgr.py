@@ -59,6 +59,16 @@ def install_fake_mgr_module() -> None:
     sys.modules["mgr_module"] = mod
 
 
+def upmapped(raw: list[int], pairs: list[tuple[int, int]]) -> list[int]:
+    """The up set the mon gives a PG: each (from, to) applied where from is in
+    the CRUSH mapping and to is not (OSDMap::_apply_upmap)."""
+    up = list(raw)
+    for frm, to in pairs:
+        if frm in up and to not in up:
+            up[up.index(frm)] = to
+    return up
+
+
 def apply_upmap_command(upmaps: dict[str, list[tuple[int, int]]], cmd: dict[str, Any]) -> bool:
     """Apply `osd pg-upmap-items` / `osd rm-pg-upmap-items` as the mon does
     (the PG's entry replaced whole, or removed); False for other commands."""
@@ -149,11 +159,7 @@ class FakeCluster:
                 if info["crush_rule"] == self.rules["sla_isolated_urgent"]}
 
     def up_set(self, pgid: str) -> list[int]:
-        up = list(self.raw[pgid])
-        for frm, to in self.upmaps.get(pgid, []):
-            if frm in up and to not in up:
-                up[up.index(frm)] = to
-        return up
+        return upmapped(self.raw[pgid], self.upmaps.get(pgid, []))
 
     def rule_of(self, pool_id: int) -> str:
         rid = self.pools[pool_id]["crush_rule"]
