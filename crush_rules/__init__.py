@@ -34,17 +34,32 @@ ceph_bin: str = 'ceph')``
     position (never rendered nor installed).
 
 Rule names: RULE_NAMES = (sla_isolated_normal, sla_isolated_urgent, sla_shared,
-sla_hybrid, sla_fast).  No module keeps mutable state.
+sla_hybrid, sla_fast).  DEFAULT_PLACEMENT (a Placement: root, failure_domain,
+normal_class, urgent_class), DEFAULT_SIZE and DEFAULT_RELEASE are the defaults
+every entry point shares.  No module keeps mutable state.
 """
 
 from .errors import CrushError
 from .generate import Generated, GenerateOptions, generate, verify_map
 from .live import InstallResult, MovePlan, install, plan_switch, verify_live
-from .rules import FAST, HYBRID, ISOLATED_NORMAL, ISOLATED_URGENT, RULE_NAMES, SHARED
+from .rules import (
+    DEFAULT_PLACEMENT,
+    DEFAULT_RELEASE,
+    DEFAULT_SIZE,
+    FAST,
+    HYBRID,
+    ISOLATED_NORMAL,
+    ISOLATED_URGENT,
+    RULE_NAMES,
+    SHARED,
+)
 from .tools import CephCli, Tools
 from .verify import VerifyReport
 
 __all__ = [
+    "DEFAULT_PLACEMENT",
+    "DEFAULT_RELEASE",
+    "DEFAULT_SIZE",
     "FAST",
     "HYBRID",
     "ISOLATED_NORMAL",

@@ -22,17 +22,17 @@ from .tools import CephCli, Tools
 
 
 def _generation_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--normal-class", default="hdd")
-    parser.add_argument("--urgent-class", default="ssd")
-    parser.add_argument("--failure-domain", default="host")
-    parser.add_argument("--size", type=int, default=3)
+    parser.add_argument("--normal-class", default=R.DEFAULT_PLACEMENT.normal_class)
+    parser.add_argument("--urgent-class", default=R.DEFAULT_PLACEMENT.urgent_class)
+    parser.add_argument("--failure-domain", default=R.DEFAULT_PLACEMENT.failure_domain)
+    parser.add_argument("--size", type=int, default=R.DEFAULT_SIZE)
     parser.add_argument("--pool-id", type=int, nargs="+", action="extend", default=[],
                         help="normal pools: get the flat sla_shared weight set")
     parser.add_argument("--urgent-pool-id", type=int, nargs="+", action="extend", default=[],
                         help="urgent pools: get the flat sla_hybrid weight set")
-    parser.add_argument("--release", default="pacific",
+    parser.add_argument("--release", default=R.DEFAULT_RELEASE,
                         help=f"text syntax: {', '.join(R.RELEASES)}")
-    parser.add_argument("--root", default="default")
+    parser.add_argument("--root", default=R.DEFAULT_PLACEMENT.root)
 
 
 def _cluster_flags(parser: argparse.ArgumentParser) -> None:
@@ -49,7 +49,7 @@ def _options(args: argparse.Namespace) -> GenerateOptions:
         size=args.size,
         pool_ids=tuple(args.pool_id),
         urgent_pool_ids=tuple(args.urgent_pool_id),
-        release=getattr(args, "release", "pacific"),
+        release=getattr(args, "release", R.DEFAULT_RELEASE),
         root=args.root,
         pg_num=getattr(args, "pg_num", 256),
     )

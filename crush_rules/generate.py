@@ -57,14 +57,14 @@ SYNTHETIC_POOL = 1  # the pool osdmaptool --createsimple --with-default-pool mak
 class GenerateOptions:
     """What to generate; the CLI flags of ``sla-crush generate`` map onto these fields."""
 
-    normal_class: str = "hdd"
-    urgent_class: str = "ssd"
-    failure_domain: str = "host"
-    size: int = 3
+    normal_class: str = R.DEFAULT_PLACEMENT.normal_class
+    urgent_class: str = R.DEFAULT_PLACEMENT.urgent_class
+    failure_domain: str = R.DEFAULT_PLACEMENT.failure_domain
+    size: int = R.DEFAULT_SIZE
     pool_ids: tuple[int, ...] = ()  # normal pools: get sla_shared weight sets
     urgent_pool_ids: tuple[int, ...] = ()  # urgent pools: get sla_hybrid weight sets
-    release: str = "pacific"
-    root: str = "default"
+    release: str = R.DEFAULT_RELEASE
+    root: str = R.DEFAULT_PLACEMENT.root
     pg_num: int = 256  # PGs of the synthetic pool the offline verification maps
 
     def placement(self) -> R.Placement:

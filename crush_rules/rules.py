@@ -35,6 +35,13 @@ class Placement:
     urgent_class: str = "ssd"
 
 
+# The defaults every entry point shares: sla-crush's flags, GenerateOptions
+# and the mgr module's options (mgr_sla/settings.py).
+DEFAULT_PLACEMENT = Placement()
+DEFAULT_SIZE = 3
+DEFAULT_RELEASE = "pacific"  # the oldest release we support; its text syntax
+
+
 def rule_steps(name: str, placement: Placement) -> list[str]:
     fd = placement.failure_domain
     if name == ISOLATED_NORMAL:

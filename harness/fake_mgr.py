@@ -239,11 +239,28 @@ class FakeCluster:
             pool = next(p for p in self.pools.values() if p["pool_name"] == cmd["pool"])
             self.weight_sets.discard(pool["pool"])
         elif prefix == "osd stat":
-            return 0, json.dumps({"epoch": self.epoch + 1}).encode(), ""
+            return 0, json.dumps({"epoch": self.epoch}).encode(), ""  # reads, changes nothing
         else:
             return -22, b"", f"unknown command {prefix}"
         self.epoch += 1
         return 0, b"", ""
+
+
+class ModuleOptions(dict):  # type: ignore[type-arg]
+    """The module's options; a change calls config_notify, as ceph-mgr does
+    when the config map changes."""
+
+    def __init__(self, module: Any, values: dict[str, Any]) -> None:
+        super().__init__(values)
+        self._module = module
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        super().__setitem__(name, value)
+        self._module.config_notify()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        super().update(*args, **kwargs)
+        self._module.config_notify()
 
 
 def make_module(cluster: FakeCluster, store: dict[str, str] | None = None,
@@ -255,7 +272,9 @@ def make_module(cluster: FakeCluster, store: dict[str, str] | None = None,
     m: Any = Module.__new__(Module)
     Module.__init__(m)
     store = {} if store is None else store
-    opts = {o["name"]: o["default"] for o in Module.MODULE_OPTIONS}
+    opts = ModuleOptions(m, {o["name"]: o["default"] for o in Module.MODULE_OPTIONS})
+    m.get_module_option = opts.get
+    m.set_module_option = opts.__setitem__
     opts.update({"metrics_port": 0})
     m.get_ceph_option = {"target_max_misplaced_ratio": 0.05}.get
     opts.update(options or {})
@@ -263,8 +282,6 @@ def make_module(cluster: FakeCluster, store: dict[str, str] | None = None,
     m.get_osdmap = lambda: FakeOsdMap(cluster)
     m.get_store = store.get
     m.set_store = store.__setitem__
-    m.get_module_option = opts.get
-    m.set_module_option = opts.__setitem__
     m.health = {}
     m.set_health_checks = lambda checks: setattr(m, "health", checks)
     m.remote = lambda *a, **k: None

@@ -3,20 +3,41 @@
 As balancer and pg_autoscaler do, nothing that moves data starts while the
 cluster is not healthy. The switch to shared is optional (throughput), so it
 waits for a clean cluster. The switch to isolated protects the SLA, so it
-goes ahead with data still moving, but never while PGs are inactive: a rule
-change then could leave a PG with no acting set to peer with.
+goes ahead with data still moving, but not while PGs are inactive: a rule
+change then could leave a PG with no acting set to peer with. One exception:
+PGs peering because of the module's own switch to shared (its upmap entries
+still moving replicas, no OSD of the rules down). Isolation then cancels
+that move (the mon drops the urgent-targeted entries), the PGs go back to
+OSDs that hold their data, and waiting would keep normal clients on the
+urgent OSDs for as long as the stats show the peering (measured: 17 s).
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import Enum
 
 from .decision import Mode
 
+
+class GateName(str, Enum):
+    """Stable names: labels of ceph_sla_blocked_switches_total{reason}."""
+
+    RULES_MISSING = "rules_missing"
+    PGS_INACTIVE = "pgs_inactive"
+    RULES_UNVERIFIED = "rules_unverified"
+    PGS_UNKNOWN = "pgs_unknown"
+    PGS_DEGRADED = "pgs_degraded"
+    MISPLACED = "misplaced"
+    OSD_DOWN = "osd_down"
+    APPLY_FAILED = "apply_failed"
+    CLUSTER_FLAGS = "cluster_flags"
+    URGENT_CAPACITY = "urgent_capacity"
+    DAILY_CAP = "daily_cap"
+
+
 # Every gate's name, so counters of blocked switches exist (at 0) from the start.
-GATE_NAMES = ("rules_missing", "pgs_inactive", "rules_unverified", "pgs_unknown", "pgs_degraded",
-              "misplaced", "osd_down", "apply_failed", "cluster_flags", "urgent_capacity",
-              "daily_cap")
+GATE_NAMES = tuple(g.value for g in GateName)
 
 # OSD map flags an operator sets for maintenance or to hold data movement:
 # a switch to shared would start backfill behind their back.
@@ -25,11 +46,11 @@ HOLDING_FLAGS = ("noout", "norebalance", "nobackfill", "norecover", "pause")
 
 @dataclass(frozen=True)
 class Gate:
-    name: str  # stable: a label of ceph_sla_blocked_switches_total{reason}
+    name: GateName
     detail: str
 
     def to_dict(self) -> dict[str, str]:
-        return {"name": self.name, "detail": self.detail}
+        return {"name": self.name.value, "detail": self.detail}
 
 
 @dataclass(frozen=True)
@@ -54,6 +75,7 @@ class ClusterHealth:
     nearfull_ratio: float = 0.85
     switches_last_day: int = 0  # real switches in the last 24 hours
     max_switches_per_day: int = 0  # 0: no cap
+    own_move_in_flight: bool = False  # the module's switch to shared is still moving data
 
 
 def pg_counts(pgs_by_state: Iterable[Mapping[str, object]]) -> PgCounts:
@@ -97,34 +119,36 @@ def blocking_gates(target: Mode, health: ClusterHealth, max_misplaced_ratio: flo
     """Every reason the switch to `target` must wait; empty means go."""
     gates: list[Gate] = []
     if health.missing_rules:
-        gates.append(Gate("rules_missing", "CRUSH rules missing: " + ", ".join(
+        gates.append(Gate(GateName.RULES_MISSING, "CRUSH rules missing: " + ", ".join(
             health.missing_rules) + " (run 'ceph sla rules apply')"))
-    if health.pgs.inactive:
-        gates.append(Gate("pgs_inactive", f"{health.pgs.inactive} PGs inactive"))
+    if health.pgs.inactive and not (target is Mode.ISOLATED and health.own_move_in_flight
+                                    and not health.down_osds):
+        gates.append(Gate(GateName.PGS_INACTIVE, f"{health.pgs.inactive} PGs inactive"))
     if target is Mode.ISOLATED:
         return gates
     if health.unverified:
-        gates.append(Gate("rules_unverified", health.unverified))
+        gates.append(Gate(GateName.RULES_UNVERIFIED, health.unverified))
     if health.pgs.unknown:
-        gates.append(Gate("pgs_unknown", f"{health.pgs.unknown} PGs in unknown state"))
+        gates.append(Gate(GateName.PGS_UNKNOWN, f"{health.pgs.unknown} PGs in unknown state"))
     if health.pgs.degraded:
-        gates.append(Gate("pgs_degraded", f"{health.pgs.degraded} PGs degraded or undersized"))
+        gates.append(Gate(GateName.PGS_DEGRADED,
+                          f"{health.pgs.degraded} PGs degraded or undersized"))
     if health.misplaced_ratio > max_misplaced_ratio:
-        gates.append(Gate("misplaced", (
+        gates.append(Gate(GateName.MISPLACED, (
             f"{health.misplaced_ratio:.1%} of objects misplaced, above "
             f"max_misplaced_ratio {max_misplaced_ratio:.1%}")))
     if health.down_osds:
         osds = ", ".join(f"osd.{i}" for i in health.down_osds)
-        gates.append(Gate("osd_down", f"OSDs of the sla rules are down: {osds}"))
+        gates.append(Gate(GateName.OSD_DOWN, f"OSDs of the sla rules are down: {osds}"))
     if health.flags:
-        gates.append(Gate("cluster_flags", "OSD map flags " + ",".join(health.flags)
+        gates.append(Gate(GateName.CLUSTER_FLAGS, "OSD map flags " + ",".join(health.flags)
                           + " set: no switch to shared (it moves data) until they are unset"))
     if 0 < health.max_switches_per_day <= health.switches_last_day:
-        gates.append(Gate("daily_cap", (
+        gates.append(Gate(GateName.DAILY_CAP, (
             f"{health.switches_last_day} switches in the last 24 h, the cap "
             f"(max_switches_per_day) is {health.max_switches_per_day}: shared waits")))
     if health.urgent_fill_after is not None and health.urgent_fill_after > health.nearfull_ratio:
-        gates.append(Gate("urgent_capacity", (
+        gates.append(Gate(GateName.URGENT_CAPACITY, (
             f"shared mode would fill the fullest urgent OSD to {health.urgent_fill_after:.0%}, "
             f"above nearfull_ratio {health.nearfull_ratio:.0%}")))
     return gates

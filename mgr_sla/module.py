@@ -33,6 +33,7 @@ from .gates import (
     GATE_NAMES,
     ClusterHealth,
     Gate,
+    GateName,
     PgCounts,
     all_settled,
     holding_flags,
@@ -48,6 +49,7 @@ from .metrics import MetricsBindError, MetricsServer
 from .placement import PlacementMixin
 from .pool_commands import PoolCommandsMixin
 from .report import history_dicts, render_history, render_status
+from .settings import DEFAULT_SIZE, SETTINGS_SPECS, Settings
 from .shell_common import (
     MAP_REFRESH_SECS,
     REQUIRED_RULES,
@@ -82,58 +84,7 @@ from .worker import KeyedWorker
 
 
 class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
-    MODULE_OPTIONS = [
-        compat.option("threshold_iops", type="float", default=100.0, min=0.0, runtime=True,
-                      desc="urgent client IOPS at or above which normal pools are isolated"),
-        compat.option("threshold_low_iops", type="float", default=0.0, min=0.0, runtime=True,
-                      desc="urgent IOPS below which normal pools may share all OSDs "
-                           "(0: half of threshold_iops)"),
-        compat.option("min_dwell_secs", type="secs", default=7200, min=0, runtime=True,
-                      desc="how long urgent activity must stay below the low threshold "
-                           "before normal pools go back to shared"),
-        compat.option("interval_secs", type="secs", default=1, min=1, runtime=True,
-                      desc="how often the module measures and decides (a quiet tick reads "
-                           "counters only: map work happens once per OSD map epoch)"),
-        compat.option("sustain_secs", type="secs", default=1, min=0, runtime=True,
-                      desc="urgent IOPS must stay at or above threshold_iops this long "
-                           "before normal pools are isolated (0: at once)"),
-        compat.option("rate_window_secs", type="secs", default=5, min=1, runtime=True,
-                      desc="window of the per-pool op rate"),
-        compat.option("max_misplaced_ratio", type="float", default=-1.0, min=-1.0, max=1.0,
-                      runtime=True,
-                      desc="no switch to shared, no upmap placement while more objects are "
-                           "misplaced (-1: the balancer's target_max_misplaced_ratio)"),
-        compat.option("slo_latency_ms", type="float", default=0.0, min=0.0, runtime=True,
-                      desc="latency objective of the urgent pools in ms (0: off): above it "
-                           "normal pools are isolated whatever the urgent IOPS"),
-        compat.option("slo_percentile", type="float", default=75.0, min=1.0, max=100.0,
-                      runtime=True, desc="percentile of the per-period mean latencies that "
-                                         "the objective applies to (EAFC: 75)"),
-        compat.option("slo_low_fraction", type="float", default=0.5, min=0.0, max=1.0,
-                      runtime=True, desc="back to shared only below this fraction of the "
-                                         "objective (the band's lower edge)"),
-        compat.option("slo_window_secs", type="secs", default=60, min=5, runtime=True,
-                      desc="window of the per-period latencies the percentile is taken over"),
-        compat.option("max_switches_per_day", type="int", default=48, min=0, runtime=True,
-                      desc="no switch to shared after this many switches in 24 hours "
-                           "(isolation is never capped; 0: no cap)"),
-        compat.option("active", type="bool", default=True, runtime=True,
-                      desc="switch modes and place pools ('ceph sla on|off'); off: measure "
-                           "and report only"),
-        compat.option("dry_run", type="bool", default=False, runtime=True,
-                      desc="decide and report, but change no pool"),
-        compat.option("normal_class", type="str", default="hdd", runtime=True,
-                      desc="device class of the normal region"),
-        compat.option("urgent_class", type="str", default="ssd", runtime=True,
-                      desc="device class of the urgent region"),
-        compat.option("failure_domain", type="str", default="host", runtime=True,
-                      desc="CRUSH type that replicas never share"),
-        compat.option("metrics_addr", type="str", default="::", runtime=True,
-                      desc="address of the Prometheus endpoint (Ceph's prometheus module "
-                           "default)"),
-        compat.option("metrics_port", type="int", default=9284, min=0, max=65535, runtime=True,
-                      desc="port of the Prometheus endpoint (0: no endpoint)"),
-    ]
+    MODULE_OPTIONS = [compat.option(spec.name, **spec.fields()) for spec in SETTINGS_SPECS]
     NOTIFY_TYPES: list[Any] = compat.notify_types("osd_map")
     if compat.COMMAND_REGISTRY is not None:
         CLICommand = compat.COMMAND_REGISTRY
@@ -141,6 +92,7 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._stop = threading.Event()
+        self._settings_read: Optional[Settings] = None
         self._lock = threading.RLock()
         self._state: Optional[ModuleState] = None
         self._rates = PoolRates(5.0)
@@ -179,12 +131,22 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
         self._upmaps_pending = 0
 
     # ---- options -----------------------------------------------------------
-    def _opt(self, name: str) -> Any:
-        return self.get_module_option(name)
+    @property
+    def _settings(self) -> Settings:
+        settings = self._settings_read
+        if settings is None:
+            settings = self._settings_read = Settings.read(self.get_module_option)
+        return settings
 
-    def _thresholds(self) -> Thresholds:
-        low = float(self._opt("threshold_low_iops") or 0.0)
-        return Thresholds.parse(self._opt("threshold_iops"), low if low > 0 else None)
+    def config_notify(self) -> None:
+        """An option changed (ceph config set, or our own commands): read them
+        all again, once, typed."""
+        self._settings_read = Settings.read(self.get_module_option)
+
+    def _set_options(self, **values: Any) -> None:
+        for name, value in values.items():
+            self.set_module_option(name, value)
+        self.config_notify()  # the next tick acts on them, not after the mon's round trip
 
     # ---- lifecycle ---------------------------------------------------------
     def serve(self) -> None:
@@ -197,7 +159,7 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
                 self.tick()
             except Exception as e:  # keep serving: one bad tick must not kill the module
                 self.log.exception("sla: tick failed: %s", e)
-            self._stop.wait(float(self._opt("interval_secs")))
+            self._stop.wait(self._settings.interval_secs)
         self._metrics.stop()
 
     def shutdown(self) -> None:
@@ -206,17 +168,13 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
         self._remove_perf_query()
         super().shutdown()  # closes the librados handle compat.mon_command uses
 
-    def _slo(self) -> Slo:
-        return Slo(float(self._opt("slo_latency_ms")), float(self._opt("slo_percentile")),
-                   float(self._opt("slo_low_fraction")))
-
     def _measure_latency(self, now: float, periods: dict[int, PoolPeriod]) -> None:
         """Per urgent pool: per-period mean latencies; the worst pool at the
         SLO percentile; seconds above the objective."""
         state = self._state
         urgent = [p for p, r in (state.roles if state else {}).items() if r.role is Role.URGENT]
-        slo = self._slo()
-        self._latency.window_secs = float(self._opt("slo_window_secs"))
+        slo = self._settings.slo()
+        self._latency.window_secs = self._settings.slo_window_secs
         self._latency.add(now, periods, urgent)
         self._urgent_latency = self._latency.worst(urgent, slo.percentile)
         over = [p for p in urgent if slo.on
@@ -257,8 +215,8 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
             self._perf_query_id = None
 
     def _apply_metrics_options(self) -> None:
-        port = int(self._opt("metrics_port"))
-        where = (str(self._opt("metrics_addr")), port)
+        port = self._settings.metrics_port
+        where = (self._settings.metrics_addr, port)
         if where == self._metrics_where and (self._metrics.running or port == 0):
             return  # else: a port that was taken is tried again every tick
         self._metrics.stop()
@@ -294,8 +252,9 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
         return maps
 
     def _regions(self, osd_map: dict[str, Any], crush: dict[str, Any]) -> Regions:
-        return regions_from_maps(osd_map, crush, str(self._opt("failure_domain")),
-                                 str(self._opt("normal_class")), str(self._opt("urgent_class")))
+        settings = self._settings
+        return regions_from_maps(osd_map, crush, settings.failure_domain,
+                                 settings.normal_class, settings.urgent_class)
 
     def tick(self) -> None:
         started = time.monotonic()
@@ -308,7 +267,7 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
         maps = self._current_maps(now)
         view = maps.view
         new_epoch = self._upmap_key is None or self._upmap_key[0] != view.epoch
-        self._rates.window_secs = float(self._opt("rate_window_secs"))
+        self._rates.window_secs = self._settings.rate_window_secs
         self._pg_status = self.get("pg_status")
         summary = None if all_settled(self._pg_status) else self.get("pg_summary")
         # rates of the managed pools only: at 1,000 pools the others would
@@ -339,7 +298,7 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
             urgent = [p for p, r in state.roles.items() if r.role is Role.URGENT]
             self._urgent_iops = self._rates.total_rate(urgent) if urgent else 0.0
             try:
-                thresholds = self._thresholds()
+                thresholds = self._settings.thresholds()
                 self._health.pop("SLA_CONFIG_INVALID", None)
             except ThresholdError as e:
                 self._health["SLA_CONFIG_INVALID"] = {
@@ -347,7 +306,7 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
                     "count": 1, "detail": [str(e)]}
                 self._publish_health()
                 return
-            if not self._opt("active"):
+            if not self._settings.active:
                 # 'ceph sla off': measure and report, change nothing
                 self._gates = []
                 self._check_placement(state, maps, place=False)
@@ -355,7 +314,7 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
                 self._save(state)
                 self._publish_health()
                 return
-            dry_run = bool(self._opt("dry_run"))
+            dry_run = self._settings.dry_run
             # A dry run decides on a shadow of the decision state: the real
             # mode, and so the pools, stay as they are; when it ends, the
             # module carries on from the real state with real switch records.
@@ -364,17 +323,17 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
             decided_from = self._dry_decision if dry_run else state.decision
             plan = plan_tick(TickInputs(
                 now=now, state=decided_from, urgent_iops=self._urgent_iops,
-                thresholds=thresholds, min_dwell_secs=float(self._opt("min_dwell_secs")),
+                thresholds=thresholds, min_dwell_secs=self._settings.min_dwell_secs,
                 health=self._health_snapshot(view, state, maps, now),
                 max_misplaced_ratio=self._max_misplaced(),
                 pinned=state.pinned,
                 isolating=self._tracking is not None and self._tracking.isolating,
-                dry_run=dry_run, sustain_secs=float(self._opt("sustain_secs")),
+                dry_run=dry_run, sustain_secs=self._settings.sustain_secs,
                 urgent_latency_ms=(self._urgent_latency[1].worst()
                                    if self._urgent_latency else None),
-                slo=self._slo(),
+                slo=self._settings.slo(),
                 pools=self._pools_now(state, view),
-                blocked_before=frozenset(g.name for g in self._gates)))
+                blocked_before=frozenset(g.name.value for g in self._gates)))
             if plan.switch:
                 record = SwitchRecord(now, decided_from.mode.value,
                                       plan.decision.target.value, plan.decision.reason,
@@ -408,7 +367,7 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
             if rc != 0:
                 self.log.error("sla: osd pool set %s crush_rule %s failed: %s", change.pool,
                                change.to_rule, err)
-                failed.append(Gate("apply_failed", f"osd pool set {change.pool} crush_rule "
+                failed.append(Gate(GateName.APPLY_FAILED, f"osd pool set {change.pool} crush_rule "
                                    f"{change.to_rule}: {err.strip()}"))
                 continue
             self.log.info("sla: pool %s crush_rule %s -> %s", change.pool, change.from_rule,
@@ -464,7 +423,7 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
     def _health_snapshot(self, view: ClusterView, state: ModuleState, maps: MapSnapshot,
                          now: float) -> ClusterHealth:
         pg_status = self._pg_status
-        classes = {self._opt("normal_class"), self._opt("urgent_class")}
+        classes = {self._settings.normal_class, self._settings.urgent_class}
         rule_osds = {o for o, c in view.device_class.items() if c in classes}
         missing = tuple(r for r in self._rules_needed(state) if r not in view.rules)
         return ClusterHealth(
@@ -478,12 +437,14 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
             nearfull_ratio=maps.nearfull_ratio,
             switches_last_day=sum(1 for r in state.history
                                   if not r.dry_run and r.time >= now - 86400),
-            max_switches_per_day=int(self._opt("max_switches_per_day")),
+            max_switches_per_day=self._settings.max_switches_per_day,
+            own_move_in_flight=bool(self._upmaps_pending) or (
+                self._tracking is not None and not self._tracking.isolating),
         )
 
     def _max_misplaced(self) -> float:
         """Our option, or the balancer's target_max_misplaced_ratio (-1, default)."""
-        value = float(self._opt("max_misplaced_ratio"))
+        value = self._settings.max_misplaced_ratio
         if value >= 0:
             return value
         try:
@@ -508,7 +469,7 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
         df = {int(p["id"]): p.get("stats", {}) for p in (self.get("df") or {}).get("pools", [])}
         normal_bytes = sum(float(df.get(p, {}).get("bytes_used", 0)) for p in normal)
         sizes = [view.pools[p].size for p in normal if p in view.pools]
-        share = target_urgent_share(regions, max(sizes, default=3))
+        share = target_urgent_share(regions, max(sizes, default=DEFAULT_SIZE))
         weights = {o: regions.osds[o].weight for o in urgent}
         self._fill = projected_urgent_fill(used, size, weights, normal_bytes, share)
         self._slow_at = now
@@ -534,7 +495,8 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
         if self._gates:
             checks["SLA_SWITCH_BLOCKED"] = {
                 "severity": "warning",
-                "summary": "sla mode switch blocked: " + ", ".join(g.name for g in self._gates),
+                "summary": "sla mode switch blocked: "
+                           + ", ".join(g.name.value for g in self._gates),
                 "count": len(self._gates),
                 "detail": [g.detail for g in self._gates],
             }
@@ -546,12 +508,13 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
         view = self._maps.view if self._maps is not None else self._view()
         with self._lock:
             state = self._require_state()
+            settings = self._settings
             try:
-                thresholds: Optional[Thresholds] = self._thresholds()
+                thresholds: Optional[Thresholds] = settings.thresholds()
             except ThresholdError:
                 thresholds = None
             last = state.last_switch()
-            slo = self._slo()
+            slo = settings.slo()
             pools = []
             for pool_id, role in sorted(state.roles.items()):
                 pool = view.pools.get(pool_id)
@@ -571,14 +534,14 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
             return {
                 "mode": state.decision.mode.value,
                 "pinned": state.pinned is not None,
-                "dry_run": bool(self._opt("dry_run")),
-                "active": bool(self._opt("active")),
+                "dry_run": settings.dry_run,
+                "active": settings.active,
                 "dry_run_mode": (self._dry_decision.mode.value
-                                 if self._opt("dry_run") and self._dry_decision else None),
+                                 if settings.dry_run and self._dry_decision else None),
                 "urgent_iops": self._urgent_iops,
                 "threshold_iops": thresholds.high_iops if thresholds else None,
                 "threshold_low_iops": thresholds.low_iops if thresholds else None,
-                "min_dwell_secs": float(self._opt("min_dwell_secs")),
+                "min_dwell_secs": settings.min_dwell_secs,
                 "since": state.decision.mode_since,
                 "quiet_since": state.decision.quiet_since,
                 "switches_total": state.switches_total,
@@ -623,8 +586,8 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
             thresholds = Thresholds.parse(high_iops, low_iops)
         except ThresholdError as e:
             return _err(errno.EINVAL, str(e))
-        self.set_module_option("threshold_iops", thresholds.high_iops)
-        self.set_module_option("threshold_low_iops", thresholds.low_iops if low_iops else 0.0)
+        self._set_options(threshold_iops=thresholds.high_iops,
+                          threshold_low_iops=thresholds.low_iops if low_iops else 0.0)
         data = {"threshold_iops": thresholds.high_iops,
                 "threshold_low_iops": thresholds.low_iops}
         return _out(format, data, f"thresholds: high {thresholds.high_iops:g}, low "
@@ -638,10 +601,11 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
             slo = parse_slo(latency_ms, percentile)
         except SloError as e:
             return _err(errno.EINVAL, str(e))
-        self.set_module_option("slo_latency_ms", slo.latency_ms)
         if percentile is not None:
-            self.set_module_option("slo_percentile", slo.percentile)
-        pct = slo.percentile if percentile is not None else float(self._opt("slo_percentile"))
+            self._set_options(slo_latency_ms=slo.latency_ms, slo_percentile=slo.percentile)
+        else:
+            self._set_options(slo_latency_ms=slo.latency_ms)
+        pct = self._settings.slo_percentile
         text = (f"latency objective: p{pct:g} of urgent latency <= {slo.latency_ms:g} ms\n"
                 if slo.on else "latency objective: off\n")
         return _out(format, {"slo_latency_ms": slo.latency_ms, "slo_percentile": pct}, text)
@@ -660,11 +624,11 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
     @compat.write_command("sla on")
     def cmd_on(self) -> HandleCommandResult:
         """Let the module switch modes and place the managed pools"""
-        self.set_module_option("active", True)
+        self._set_options(active=True)
         return HandleCommandResult(0, "sla is on\n", "")
 
     @compat.write_command("sla off")
     def cmd_off(self) -> HandleCommandResult:
         """Stop switching and placing (pools stay as they are); measure and report only"""
-        self.set_module_option("active", False)
+        self._set_options(active=False)
         return HandleCommandResult(0, "sla is off: pools stay as they are\n", "")

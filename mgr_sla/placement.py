@@ -99,7 +99,7 @@ class PlacementMixin(ShellBase):
             up = osdmap.map_pool_pgs_up(pool_id)
             found = mapping_faults(up, regions, need_normal=role.role is Role.NORMAL)
             faults += [f"pg {pg}: one OSD twice in the up set" for pg in found.osd_twice]
-            faults += [f"pg {pg}: two replicas in one {self._opt('failure_domain')}"
+            faults += [f"pg {pg}: two replicas in one {self._settings.failure_domain}"
                        for pg in found.domain_twice]
             no_normal += list(found.no_normal)
             placement = placements.get(pool_id)
@@ -188,7 +188,7 @@ class PlacementMixin(ShellBase):
             track.moving_at_start = max(moving, 1)
         done = moving == 0
         if track.isolating and record.time_to_isolation_secs is None:
-            urgent_osds = view.osds_of_class(str(self._opt("urgent_class")))
+            urgent_osds = view.osds_of_class(self._settings.urgent_class)
             if pgs_acting_on(stats, normal, urgent_osds) == 0:
                 record.time_to_isolation_secs = round(now - track.started, 2)
                 self._last_tti = record.time_to_isolation_secs
@@ -210,7 +210,7 @@ class PlacementMixin(ShellBase):
         self._health.pop("SLA_NORMAL_INCLUSION", None)
         self._pgs_without_normal = len(missing)
         if missing:
-            normal = self._opt("normal_class")
+            normal = self._settings.normal_class
             self._health["SLA_NORMAL_INCLUSION"] = {
                 "severity": "warning",
                 "summary": f"{len(missing)} PGs of normal pools have no replica on class "

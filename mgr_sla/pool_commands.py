@@ -82,9 +82,9 @@ class PoolCommandsMixin(ShellBase):
                               if r.role is Role.URGENT and r.placement is UrgentPlacement.HYBRID))
         sizes = [view.pools[p].size for p in normal if p in view.pools]
         return crush.GenerateOptions(
-            normal_class=str(self._opt("normal_class")),
-            urgent_class=str(self._opt("urgent_class")),
-            failure_domain=str(self._opt("failure_domain")),
+            normal_class=self._settings.normal_class,
+            urgent_class=self._settings.urgent_class,
+            failure_domain=self._settings.failure_domain,
             size=max(sizes, default=3),
             pool_ids=normal,
             urgent_pool_ids=hybrid,
@@ -103,7 +103,7 @@ class PoolCommandsMixin(ShellBase):
         if placement is not None and role is not Role.URGENT:
             return _err(errno.EINVAL, "placement applies to urgent pools only")
         crush_dump = self.get("osd_map_crush")
-        refusal = pool_refusal(info, crush_dump, str(self._opt("failure_domain")))
+        refusal = pool_refusal(info, crush_dump, self._settings.failure_domain)
         if refusal:
             return _err(errno.EINVAL, refusal)
         rule_now = view.rule_name(info.rule_id)
@@ -208,7 +208,7 @@ class PoolCommandsMixin(ShellBase):
         urgent OSDs: its upmap entries, its rule, its weight set."""
         done: list[str] = []
         osd_map = self.get("osd_map")
-        urgent = view.osds_of_class(str(self._opt("urgent_class")))
+        urgent = view.osds_of_class(self._settings.urgent_class)
         entries = current_items(osd_map).get(pool_id, {})
         ours = sorted(pg for pg, pairs in entries.items() if any(t in urgent for _, t in pairs))
         for pgid in ours:

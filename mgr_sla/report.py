@@ -58,12 +58,13 @@ def render_history(state: ModuleState) -> str:
              "REASON"]
     for r in reversed(state.history):
         switch = f"{r.from_mode}->{r.to_mode}" + (" (dry)" if r.dry_run else "")
-        lines.append(f"{_when(r.time):<20} {switch:<20} {_opt(r.epoch):>6} {_opt(r.pgs_moved):>5} "
-                     f"{_opt(r.replicas_moved):>5} {_opt(r.time_to_isolation_secs):>6}  {r.reason}")
+        lines.append(f"{_when(r.time):<20} {switch:<20} {_dash(r.epoch):>6} "
+                     f"{_dash(r.pgs_moved):>5} {_dash(r.replicas_moved):>5} "
+                     f"{_dash(r.time_to_isolation_secs):>6}  {r.reason}")
     return "\n".join(lines) + "\n"
 
 
-def _opt(value: object) -> str:
+def _dash(value: object) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):

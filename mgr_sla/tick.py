@@ -75,7 +75,7 @@ def _merge(*lists: Sequence[Gate]) -> tuple[Gate, ...]:
     seen: dict[str, Gate] = {}
     for gates in lists:
         for gate in gates:
-            seen.setdefault(gate.name, gate)
+            seen.setdefault(gate.name.value, gate)
     return tuple(seen.values())
 
 
@@ -108,5 +108,6 @@ def plan_tick(inputs: TickInputs) -> TickPlan:
             if change_gates:
                 changes = []
     gates = _merge(switch_gates, change_gates)
-    newly = tuple(sorted(g.name for g in gates if g.name not in inputs.blocked_before))
+    newly = tuple(sorted(g.name.value for g in gates
+                         if g.name.value not in inputs.blocked_before))
     return TickPlan(decision, state, switch, gates, tuple(changes), newly)

@@ -1,4 +1,6 @@
 """Safety gates: the switch to shared needs a clean cluster; isolation only needs active PGs."""
+from dataclasses import replace
+
 import pytest
 
 from mgr_sla.decision import Mode
@@ -8,7 +10,7 @@ CLEAN = ClusterHealth(PgCounts(total=64), 0.0)
 
 
 def names(gates):
-    return [g.name for g in gates]
+    return [g.name.value for g in gates]
 
 
 def test_clean_cluster_has_no_gates():
@@ -41,6 +43,19 @@ def test_isolation_goes_ahead_with_data_moving_but_not_with_inactive_pgs():
     assert names(blocking_gates(Mode.ISOLATED, inactive, 0.05)) == ["pgs_inactive"]
 
 
+def test_isolation_cancels_the_modules_own_move_despite_its_peering_pgs():
+    """PGs peering because the module's switch to shared still moves replicas
+    do not hold isolation; with an OSD of the rules down, or someone else's
+    move, they do, and the switch to shared is held either way."""
+    own = ClusterHealth(PgCounts(64, inactive=13, degraded=13), 0.1, own_move_in_flight=True)
+    assert blocking_gates(Mode.ISOLATED, own, 0.05) == []
+    assert "pgs_inactive" in names(blocking_gates(Mode.SHARED, own, 0.05))
+    down = replace(own, down_osds=(4,))
+    assert names(blocking_gates(Mode.ISOLATED, down, 0.05)) == ["pgs_inactive"]
+    theirs = replace(own, own_move_in_flight=False)
+    assert names(blocking_gates(Mode.ISOLATED, theirs, 0.05)) == ["pgs_inactive"]
+
+
 def test_missing_rules_block_both_directions_and_name_the_fix():
     h = ClusterHealth(PgCounts(64), 0.0, missing_rules=("sla_shared",))
     for mode in Mode:
@@ -70,7 +85,7 @@ def test_flags_hold_shared_not_isolation() -> None:
     assert flags == ("noout", "norebalance")
     health = ClusterHealth(PgCounts(total=8), 0.0, flags=flags)
     gates = blocking_gates(Mode.SHARED, health, 0.05)
-    assert [g.name for g in gates] == ["cluster_flags"] and "norebalance" in gates[0].detail
+    assert [g.name.value for g in gates] == ["cluster_flags"] and "norebalance" in gates[0].detail
     assert blocking_gates(Mode.ISOLATED, health, 0.05) == []
 
 
@@ -83,13 +98,13 @@ def test_capacity_gate_from_the_projected_fill() -> None:
     fill = projected_urgent_fill(used, size, {1: 1.0, 3: 1.0}, 200 * gib, 0.5)
     assert fill == pytest.approx(0.9)
     health = ClusterHealth(PgCounts(total=8), 0.0, urgent_fill_after=fill, nearfull_ratio=0.85)
-    assert [g.name for g in blocking_gates(Mode.SHARED, health, 0.05)] == ["urgent_capacity"]
+    assert [g.name.value for g in blocking_gates(Mode.SHARED, health, 0.05)] == ["urgent_capacity"]
     assert projected_urgent_fill({}, {}, {}, 1.0, 0.5) is None
 
 
 def test_daily_cap_holds_shared_only() -> None:
     health = ClusterHealth(PgCounts(total=8), 0.0, switches_last_day=48, max_switches_per_day=48)
-    assert [g.name for g in blocking_gates(Mode.SHARED, health, 0.05)] == ["daily_cap"]
+    assert [g.name.value for g in blocking_gates(Mode.SHARED, health, 0.05)] == ["daily_cap"]
     assert blocking_gates(Mode.ISOLATED, health, 0.05) == []
     uncapped = ClusterHealth(PgCounts(total=8), 0.0, switches_last_day=500)
     assert blocking_gates(Mode.SHARED, uncapped, 0.05) == []

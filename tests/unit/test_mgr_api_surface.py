@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from mgr_sla.settings import SETTINGS_SPECS
+
 ROOT = Path(__file__).resolve().parents[2]
 MGR_SLA_DIR = ROOT / "mgr_sla"
 SURFACE = json.loads((Path(__file__).parent / "data" / "mgr_api_surface.json").read_text())
@@ -194,6 +196,10 @@ def used_surface() -> dict[str, Use]:
     for path in sorted((ROOT / "mgr_sla").glob("*.py")):
         for name, use in Collector(path).run().items():
             uses.setdefault(name, Use(use.where)).args.extend(use.args)
+    # the Option fields the module declares: its option specs, as compat.option gets them
+    for spec in SETTINGS_SPECS:
+        for key in spec.fields():
+            uses.setdefault(f"Option.{key}", Use(f"settings.py ({spec.name})"))
     return uses
 
 

@@ -218,3 +218,45 @@ def test_a_switch_with_nothing_to_move_completes(cluster: FakeCluster) -> None:
     assert m.cmd_mode(ModeArg.AUTO).retval == 0
     ticks(m, 3)
     assert cluster.rule_of(2) == "sla_shared"
+
+
+def test_isolation_cancels_the_move_to_shared_while_its_pgs_peer(cluster: FakeCluster) -> None:
+    """Urgent load while the switch to shared still moves replicas: its PGs
+    peer, and isolation does not wait for them (it cancels that move). Once
+    the move is over, PGs peering for another reason hold isolation."""
+    m = managed(cluster, {})
+    ticks(m, 4)
+    assert cluster.rule_of(2) == "sla_shared"
+    peering = [{"state_name": "remapped+peering", "count": len(cluster.raw)}]
+    m._tracking = m._tracking or _watch()  # the switch's move, still watched
+    cluster.pg_states = peering
+    cluster.ops[1] += 10_000
+    ticks(m, 1)
+    cluster.ops[1] += 10_000
+    ticks(m, 1)
+    assert cluster.rule_of(2) == "sla_isolated_normal", m.health
+
+    # someone else's peering, no move of ours: the switch waits and says why
+    other = FakeCluster()
+    other.add_pool(1, "fast", "sla_isolated_urgent")
+    other.add_pool(2, "bulk", "sla_isolated_normal")
+    n = managed(other, {})
+    for _ in range(10):
+        ticks(n, 1)
+        if n._tracking is None and other.rule_of(2) == "sla_shared":
+            break
+    assert other.rule_of(2) == "sla_shared" and n._tracking is None
+    other.pg_states = peering
+    other.ops[1] += 10_000
+    ticks(n, 1)
+    other.ops[1] += 10_000
+    ticks(n, 1)
+    assert other.rule_of(2) == "sla_shared"
+    assert "pgs_inactive" in n.health["SLA_SWITCH_BLOCKED"]["summary"]
+
+
+def _watch() -> Any:
+    from mgr_sla.shell_common import SwitchTracking
+    from mgr_sla.state import SwitchRecord
+    record = SwitchRecord(0.0, "isolated", "shared", "test", epoch=0)
+    return SwitchTracking(record, 0.0, {}, "sla-switch-test", False)

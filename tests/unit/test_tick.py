@@ -59,7 +59,7 @@ def test_urgent_load_isolates_at_once() -> None:
 def test_every_gate_holds_the_switch_to_shared(health: ClusterHealth, gate: str) -> None:
     plan = plan_tick(inputs(health=health))
     assert not plan.switch and plan.state.mode is Mode.ISOLATED
-    assert [g.name for g in plan.gates] == [gate]
+    assert [g.name.value for g in plan.gates] == [gate]
     assert plan.newly_blocked == (gate,)
     assert plan.rule_changes == ()
     # the quiet run keeps counting while held
@@ -87,7 +87,7 @@ def test_a_blocked_episode_is_counted_once() -> None:
     degraded = replace(CLEAN, pgs=PgCounts(64, degraded=2))
     first = plan_tick(inputs(health=degraded))
     again = plan_tick(inputs(health=degraded,
-                             blocked_before=frozenset(g.name for g in first.gates)))
+                             blocked_before=frozenset(g.name.value for g in first.gates)))
     assert first.newly_blocked == ("pgs_degraded",) and again.newly_blocked == ()
 
 

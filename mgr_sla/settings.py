@@ -1,0 +1,139 @@
+"""The module's options as one typed value, read once per change.
+
+`SETTINGS_SPECS` is the one home of every option: name, type, bounds and
+help; its default is the field default of `Settings`, and the placement
+defaults (device classes, failure domain) come from crush_rules so that
+`sla-crush` and the module cannot disagree. The shell builds MODULE_OPTIONS
+from the specs and reads a `Settings` in `config_notify` (as pg_autoscaler
+and progress do), so a tick never reads options one by one nor casts them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Callable
+
+from .crush_bridge import load_crush_rules
+from .decision import Thresholds
+from .latency import Slo
+
+_RULES = load_crush_rules()
+DEFAULT_PLACEMENT = _RULES.DEFAULT_PLACEMENT
+DEFAULT_SIZE: int = _RULES.DEFAULT_SIZE
+
+
+@dataclass(frozen=True)
+class Settings:
+    threshold_iops: float = 100.0
+    threshold_low_iops: float = 0.0  # 0: half of threshold_iops (Thresholds.parse)
+    min_dwell_secs: float = 7200.0
+    interval_secs: float = 1.0
+    sustain_secs: float = 1.0
+    rate_window_secs: float = 5.0
+    max_misplaced_ratio: float = -1.0
+    slo_latency_ms: float = 0.0
+    slo_percentile: float = 75.0
+    slo_low_fraction: float = 0.5
+    slo_window_secs: float = 60.0
+    max_switches_per_day: int = 48
+    active: bool = True
+    dry_run: bool = False
+    normal_class: str = DEFAULT_PLACEMENT.normal_class
+    urgent_class: str = DEFAULT_PLACEMENT.urgent_class
+    failure_domain: str = DEFAULT_PLACEMENT.failure_domain
+    metrics_addr: str = "::"  # Ceph's prometheus module default
+    metrics_port: int = 9284
+
+    @classmethod
+    def read(cls, get: Callable[[str], Any]) -> Settings:
+        """Every option through `get` (get_module_option), cast to its
+        field's type; an unset option (None) takes the default."""
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = get(f.name)
+            if raw is None:
+                continue
+            values[f.name] = _CASTS[str(f.type)](raw)
+        return cls(**values)
+
+    def thresholds(self) -> Thresholds:
+        """Raises ThresholdError when the pair set by `ceph config set` is invalid."""
+        low = self.threshold_low_iops
+        return Thresholds.parse(self.threshold_iops, low if low > 0 else None)
+
+    def slo(self) -> Slo:
+        return Slo(self.slo_latency_ms, self.slo_percentile, self.slo_low_fraction)
+
+
+def _bool(raw: Any) -> bool:
+    if isinstance(raw, str):
+        return raw.strip().lower() in ("true", "1", "yes", "on")
+    return bool(raw)
+
+
+_CASTS: dict[str, Callable[[Any], Any]] = {"float": float, "int": int, "bool": _bool, "str": str}
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    name: str
+    type: str  # a Ceph Option type: float, secs, int, bool, str
+    desc: str
+    min: float | None = None
+    max: float | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """Keyword arguments of mgr_module.Option (compat.option drops the
+        ones a release does not know)."""
+        out: dict[str, Any] = {"type": self.type, "default": getattr(Settings(), self.name),
+                               "runtime": True, "desc": self.desc}
+        if self.min is not None:
+            out["min"] = self.min
+        if self.max is not None:
+            out["max"] = self.max
+        return out
+
+
+SETTINGS_SPECS = (
+    OptionSpec("threshold_iops", "float",
+               "urgent client IOPS at or above which normal pools are isolated", min=0.0),
+    OptionSpec("threshold_low_iops", "float",
+               "urgent IOPS below which normal pools may share all OSDs "
+               "(0: half of threshold_iops)", min=0.0),
+    OptionSpec("min_dwell_secs", "secs",
+               "how long urgent activity must stay below the low threshold before normal "
+               "pools go back to shared", min=0),
+    OptionSpec("interval_secs", "secs",
+               "how often the module measures and decides (a quiet tick reads counters "
+               "only: map work happens once per OSD map epoch)", min=1),
+    OptionSpec("sustain_secs", "secs",
+               "urgent IOPS must stay at or above threshold_iops this long before normal "
+               "pools are isolated (0: at once)", min=0),
+    OptionSpec("rate_window_secs", "secs", "window of the per-pool op rate", min=1),
+    OptionSpec("max_misplaced_ratio", "float",
+               "no switch to shared, no upmap placement while more objects are misplaced "
+               "(-1: the balancer's target_max_misplaced_ratio)", min=-1.0, max=1.0),
+    OptionSpec("slo_latency_ms", "float",
+               "latency objective of the urgent pools in ms (0: off): above it normal pools "
+               "are isolated whatever the urgent IOPS", min=0.0),
+    OptionSpec("slo_percentile", "float",
+               "percentile of the per-period mean latencies that the objective applies to "
+               "(EAFC: 75)", min=1.0, max=100.0),
+    OptionSpec("slo_low_fraction", "float",
+               "back to shared only below this fraction of the objective (the band's lower "
+               "edge)", min=0.0, max=1.0),
+    OptionSpec("slo_window_secs", "secs",
+               "window of the per-period latencies the percentile is taken over", min=5),
+    OptionSpec("max_switches_per_day", "int",
+               "no switch to shared after this many switches in 24 hours (isolation is never "
+               "capped; 0: no cap)", min=0),
+    OptionSpec("active", "bool",
+               "switch modes and place pools ('ceph sla on|off'); off: measure and report only"),
+    OptionSpec("dry_run", "bool", "decide and report, but change no pool"),
+    OptionSpec("normal_class", "str", "device class of the normal region"),
+    OptionSpec("urgent_class", "str", "device class of the urgent region"),
+    OptionSpec("failure_domain", "str", "CRUSH type that replicas never share"),
+    OptionSpec("metrics_addr", "str", "address of the Prometheus endpoint (Ceph's prometheus "
+               "module default)"),
+    OptionSpec("metrics_port", "int", "port of the Prometheus endpoint (0: no endpoint)",
+               min=0, max=65535),
+)
