@@ -36,6 +36,16 @@ def _command(prefix: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return wrap
 
 
+class CommandResult:
+    """mgr_module.CommandResult: filled by send_command, read by wait()."""
+
+    def __init__(self, tag: str = "") -> None:
+        self.result: tuple[int, str, str] = (-110, "", "no reply")
+
+    def wait(self) -> tuple[int, str, str]:
+        return self.result
+
+
 class _MgrModule:
     class ClusterLogPrio:
         INFO = 1
@@ -54,6 +64,7 @@ def install_fake_mgr_module() -> None:
     mod = types.ModuleType("mgr_module")
     for name, value in {"FAKE": True, "MgrModule": _MgrModule,
                         "HandleCommandResult": HandleCommandResult, "Option": Option,
+                        "CommandResult": CommandResult,
                         "CLIReadCommand": _command, "CLIWriteCommand": _command}.items():
         setattr(mod, name, value)
     sys.modules["mgr_module"] = mod
@@ -219,6 +230,16 @@ class FakeCluster:
                     "pool_stats": []}
         raise KeyError(what)
 
+    def send_command(self, result: Any, svc_type: str, svc_id: str, command: str,
+                     tag: str) -> None:
+        """`osd bench`: hdd OSDs (even ids) 300 IOPS, ssd OSDs 3000."""
+        cmd = json.loads(command)
+        assert svc_type == "osd" and cmd["prefix"] == "bench", (svc_type, cmd)
+        iops = 300.0 if int(svc_id) % 2 == 0 else 3000.0
+        result.result = (0, json.dumps({"bytes_written": cmd["count"], "blocksize": cmd["size"],
+                                        "elapsed_sec": cmd["count"] / cmd["size"] / iops,
+                                        "iops": iops}), "")
+
     def mon_command(self, cmd: dict[str, Any]) -> tuple[int, bytes, str]:
         self.commands.append(cmd)
         self.on_change()
@@ -291,5 +312,6 @@ def make_module(cluster: FakeCluster, store: dict[str, str] | None = None,
     m.add_osd_perf_query = cluster.add_perf_query
     m.get_osd_perf_counters = cluster.perf_counters
     m.remove_osd_perf_query = cluster.perf_queries.discard
+    m.send_command = cluster.send_command
     m.options = opts
     return m

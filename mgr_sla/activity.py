@@ -69,14 +69,22 @@ class PoolRates:
         self._samples.clear()
 
     def rate(self, pool_id: int) -> float | None:
-        """ops/s of one pool, or None before two samples span a useful time."""
+        """ops/s of one pool, or None before two samples span a useful time.
+
+        The totals move only when a sample is taken (an OSD's report arrives
+        between ticks), so the total at `now - window` is the base sample,
+        the newest at or before it: the rate is the ops that arrived in the
+        last window over the window. Dividing by the base's age instead (up
+        to a window plus a tick) made a load's first report decay by a sixth
+        a tick until the next report, and the sustain time restart (issue 20).
+        """
         history = self._samples.get(pool_id)
         if not history or len(history) < 2:
             return None
         (t0, ops0), (t1, ops1) = history[0], history[-1]
         if t1 - t0 <= 0:
             return None
-        return (ops1 - ops0) / (t1 - t0)
+        return (ops1 - ops0) / min(t1 - t0, self.window_secs)
 
     def total_rate(self, pool_ids: Iterable[int]) -> float | None:
         """Summed ops/s of the given pools; None if none of them has a rate.

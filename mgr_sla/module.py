@@ -24,6 +24,7 @@ from .activity import (
     pool_ops_from_df,
     pool_periods,
 )
+from .advice_commands import USAGE_KEY, AdviceMixin
 from .cluster import (
     ClusterView,
     cluster_view,
@@ -73,17 +74,18 @@ from .state import (
     UrgentPlacement,
     expected_rule,
 )
-from .tick import PoolNow, RuleChange, TickInputs, plan_tick
+from .tick import PoolNow, RuleChange, TickInputs, TickPlan, plan_tick
 from .upmaps import (
     Regions,
     current_items,
     regions_from_maps,
     target_urgent_share,
 )
+from .usage import UsageHistory
 from .worker import KeyedWorker
 
 
-class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
+class Module(PlacementMixin, PoolCommandsMixin, AdviceMixin, MgrModule):
     MODULE_OPTIONS = [compat.option(spec.name, **spec.fields()) for spec in SETTINGS_SPECS]
     NOTIFY_TYPES: list[Any] = compat.notify_types("osd_map")
     if compat.COMMAND_REGISTRY is not None:
@@ -93,7 +95,15 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
         super().__init__(*args, **kwargs)
         self._stop = threading.Event()
         self._settings_read: Optional[Settings] = None
+        self._saved: Optional[str] = None  # the state text last written to the store
+        self._usage: Optional[UsageHistory] = None  # urgent IOPS per hour, for advise
+        self._usage_saved_at = 0.0
+        # Two locks: `_lock` guards what status and scrapes read and is never
+        # held across a mon round trip; `_act_lock` makes the tick and the
+        # commands that change pools take turns (a pool released by 'pool rm'
+        # must not get an sla rule back from a tick that planned before it).
         self._lock = threading.RLock()
+        self._act_lock = threading.RLock()
         self._state: Optional[ModuleState] = None
         self._rates = PoolRates(5.0)
         self._urgent_iops: Optional[float] = None
@@ -259,7 +269,8 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
     def tick(self) -> None:
         started = time.monotonic()
         try:
-            self._tick(time.time())
+            with self._act_lock:
+                self._tick(time.time())
         finally:
             self._tick_hist.observe(time.monotonic() - started)
 
@@ -289,68 +300,91 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
             self._warn_positional(view)
         with self._lock:
             state = self._require_state()
-            self._forget_deleted_pools(state, view)
-            # The gates look at the PGs of the managed pools only: an inactive
-            # PG in a pool the module does not move must not hold a switch.
-            # All PGs settled (the usual case): no per-pool read needed.
-            self._pgs = PgCounts(total=pg_total(self._pg_status)) if summary is None \
-                else pg_counts(pool_pg_states(summary, state.roles))
-            urgent = [p for p, r in state.roles.items() if r.role is Role.URGENT]
-            self._urgent_iops = self._rates.total_rate(urgent) if urgent else 0.0
-            try:
-                thresholds = self._settings.thresholds()
-                self._health.pop("SLA_CONFIG_INVALID", None)
-            except ThresholdError as e:
-                self._health["SLA_CONFIG_INVALID"] = {
-                    "severity": "warning", "summary": f"sla thresholds invalid: {e}",
-                    "count": 1, "detail": [str(e)]}
-                self._publish_health()
-                return
-            if not self._settings.active:
-                # 'ceph sla off': measure and report, change nothing
-                self._gates = []
-                self._check_placement(state, maps, place=False)
-                self._track(state, view, now)
-                self._save(state)
-                self._publish_health()
-                return
-            dry_run = self._settings.dry_run
-            # A dry run decides on a shadow of the decision state: the real
-            # mode, and so the pools, stay as they are; when it ends, the
-            # module carries on from the real state with real switch records.
-            if not dry_run or self._dry_decision is None:
-                self._dry_decision = state.decision
-            decided_from = self._dry_decision if dry_run else state.decision
-            plan = plan_tick(TickInputs(
-                now=now, state=decided_from, urgent_iops=self._urgent_iops,
-                thresholds=thresholds, min_dwell_secs=self._settings.min_dwell_secs,
-                health=self._health_snapshot(view, state, maps, now),
-                max_misplaced_ratio=self._max_misplaced(),
-                pinned=state.pinned,
-                isolating=self._tracking is not None and self._tracking.isolating,
-                dry_run=dry_run, sustain_secs=self._settings.sustain_secs,
-                urgent_latency_ms=(self._urgent_latency[1].worst()
-                                   if self._urgent_latency else None),
-                slo=self._settings.slo(),
-                pools=self._pools_now(state, view),
-                blocked_before=frozenset(g.name.value for g in self._gates)))
-            if plan.switch:
-                record = SwitchRecord(now, decided_from.mode.value,
-                                      plan.decision.target.value, plan.decision.reason,
-                                      dry_run=dry_run)
-            if dry_run:
-                self._dry_decision = plan.state
-            else:
-                state.decision = plan.state
-            if plan.switch:
-                self._switch(state, record, view.epoch)
-            for name in plan.newly_blocked:
-                state.blocked_total[name] = state.blocked_total.get(name, 0) + 1
-            self._gates = list(plan.gates) + self._apply_rule_changes(plan.rule_changes)
-            self._check_placement(state, self._current_maps(now), place=not dry_run)
+            plan = self._plan(state, maps, summary, now)
+            if plan is not None:
+                self._record_plan(state, plan, view.epoch, now)
+        # the mon round trips without `_lock`: status and scrapes never wait on them
+        failed = self._apply_rule_changes(plan.rule_changes) if plan is not None else []
+        with self._lock:
+            self._gates = list(plan.gates) + failed if plan is not None else []
+            place = plan is not None and not self._settings.dry_run
+            batch = self._check_placement(state, self._current_maps(now), place=place)
+        if batch:
+            self._send_upmap_batch(batch)
+        with self._lock:
             self._track(state, view, now)
-            self._save(state)
+            saved = state.to_json()
+            usage = self._record_usage(now, self._urgent_iops if any(
+                r.role is Role.URGENT for r in state.roles.values()) else None)
+        self._save_text(saved)
+        if usage is not None:
+            self.set_store(USAGE_KEY, usage)
         self._publish_health()
+
+    def _plan(self, state: ModuleState, maps: MapSnapshot, summary: Optional[dict[str, Any]],
+              now: float) -> Optional[TickPlan]:
+        """The pure step's inputs, read under `_lock`, and its plan; None when
+        the module only measures ('ceph sla off', or thresholds invalid)."""
+        view = maps.view
+        self._forget_deleted_pools(state, view)
+        # The gates look at the PGs of the managed pools only: an inactive
+        # PG in a pool the module does not move must not hold a switch.
+        # All PGs settled (the usual case): no per-pool read needed.
+        self._pgs = PgCounts(total=pg_total(self._pg_status)) if summary is None \
+            else pg_counts(pool_pg_states(summary, state.roles))
+        urgent = [p for p, r in state.roles.items() if r.role is Role.URGENT]
+        self._urgent_iops = self._rates.total_rate(urgent) if urgent else 0.0
+        try:
+            thresholds = self._settings.thresholds()
+            self._health.pop("SLA_CONFIG_INVALID", None)
+        except ThresholdError as e:
+            self._health["SLA_CONFIG_INVALID"] = {
+                "severity": "warning", "summary": f"sla thresholds invalid: {e}",
+                "count": 1, "detail": [str(e)]}
+            return None
+        if not self._settings.active:
+            return None  # 'ceph sla off': measure and report, change nothing
+        dry_run = self._settings.dry_run
+        # A dry run decides on a shadow of the decision state: the real
+        # mode, and so the pools, stay as they are; when it ends, the
+        # module carries on from the real state with real switch records.
+        if not dry_run or self._dry_decision is None:
+            self._dry_decision = state.decision
+        decided_from = self._dry_decision if dry_run else state.decision
+        return plan_tick(TickInputs(
+            now=now, state=decided_from, urgent_iops=self._urgent_iops,
+            thresholds=thresholds, min_dwell_secs=self._settings.min_dwell_secs,
+            health=self._health_snapshot(view, state, maps, now),
+            max_misplaced_ratio=self._max_misplaced(),
+            pinned=state.pinned,
+            isolating=self._tracking is not None and self._tracking.isolating,
+            dry_run=dry_run, sustain_secs=self._settings.sustain_secs,
+            urgent_latency_ms=(self._urgent_latency[1].worst()
+                               if self._urgent_latency else None),
+            slo=self._settings.slo(),
+            pools=self._pools_now(state, view),
+            blocked_before=frozenset(g.name.value for g in self._gates)))
+
+    def _record_plan(self, state: ModuleState, plan: TickPlan, epoch: int, now: float) -> None:
+        """The plan's decision into the state (or the dry run's shadow), its
+        switch recorded, newly blocked gates counted."""
+        dry_run = self._settings.dry_run
+        decided_from = self._dry_decision if dry_run else state.decision
+        if (decided_from is not None and decided_from.high_since is None
+                and plan.state.high_since is not None and not plan.switch):
+            # the sustain time starts: with the switch's own line, the log
+            # shows each second of the reaction
+            self.log.info("sla: %s", plan.decision.reason)
+        if plan.switch and decided_from is not None:
+            self._switch(state, SwitchRecord(now, decided_from.mode.value,
+                                             plan.decision.target.value,
+                                             plan.decision.reason, dry_run=dry_run), epoch)
+        if dry_run:
+            self._dry_decision = plan.state
+        else:
+            state.decision = plan.state
+        for name in plan.newly_blocked:
+            state.blocked_total[name] = state.blocked_total.get(name, 0) + 1
 
     def _pools_now(self, state: ModuleState, view: ClusterView) -> list[PoolNow]:
         return [PoolNow(pool_id, view.pools[pool_id].name, role,
@@ -485,8 +519,11 @@ class Module(PlacementMixin, PoolCommandsMixin, MgrModule):
         return sorted(p for p, r in state.roles.items() if r.role is Role.NORMAL)
 
     def _save(self, state: ModuleState) -> None:
-        text = state.to_json()
-        if text != getattr(self, "_saved", None):
+        self._save_text(state.to_json())
+
+    def _save_text(self, text: str) -> None:
+        """Write the state to the mon store when it changed (a mon round trip)."""
+        if text != self._saved:
             self.set_store(STATE_KEY, text)
             self._saved = text
 

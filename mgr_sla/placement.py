@@ -74,10 +74,12 @@ class PlacementMixin(ShellBase):
                 out[pool_id] = "hybrid"
         return out
 
-    def _check_placement(self, state: ModuleState, maps: MapSnapshot, place: bool) -> None:
+    def _check_placement(self, state: ModuleState, maps: MapSnapshot, place: bool
+                         ) -> list[dict[str, Any]]:
         """On a new OSD map epoch: check every managed pool's real up sets
         (normal inclusion, an OSD or a failure domain twice) and, if `place`,
-        bring the pg_upmap_items to what each pool's rule wants.
+        return the upmap commands that bring the pg_upmap_items to what each
+        pool's rule wants (the caller sends them, without the module lock).
 
         A reweight, a new OSD, the balancer's entries, the mon cancelling
         ours: each comes with a new epoch, so that is when to look again."""
@@ -85,7 +87,7 @@ class PlacementMixin(ShellBase):
         placements = self._upmap_placements(state, view) if place else {}
         key = (view.epoch, json.dumps(sorted(placements.items())))
         if key == self._upmap_key and not self._upmaps_pending:
-            return
+            return []
         self._upmap_key = key
         items = maps.upmap_items
         osdmap = self.get_osdmap()
@@ -121,9 +123,7 @@ class PlacementMixin(ShellBase):
         self._set_inclusion_health(no_normal)
         self._upmaps_pending = sum(p.pending for p in plans)
         hold = self._upmap_hold()
-        batch = [c for p in plans for c in commands(p, placing=not hold)][:UPMAP_BATCH]
-        if batch:
-            self._send_upmap_batch(batch)
+        return [c for p in plans for c in commands(p, placing=not hold)][:UPMAP_BATCH]
 
     def _send_upmap_batch(self, batch: list[dict[str, Any]]) -> None:
         with ThreadPoolExecutor(UPMAP_PARALLEL) as pool:

@@ -154,53 +154,55 @@ class PoolCommandsMixin(ShellBase):
     def cmd_pool_rm(self, pool: str, format: OutputFormat = OutputFormat.PLAIN
                     ) -> HandleCommandResult:
         """Stop managing a pool: sla upmap entries and weight set removed, original rule back"""
-        view = self._view()
-        info = view.pool_by_name(pool)
-        if info is None:
-            return _err(errno.ENOENT, f"pool '{pool}' does not exist")
-        with self._lock:
-            # Unmanaged first, under the lock: a tick running meanwhile must
-            # not move the pool back onto an sla rule while it is released.
-            state = self._require_state()
-            role = state.roles.pop(info.pool_id, None)
-            if role is None:
-                return _err(errno.ENOENT, f"pool '{pool}' is not managed by sla")
-            self._save(state)
-        done, failed = self._release_pool(info.pool_id, info.name, role, view)
-        if failed:
+        with self._act_lock:  # a tick must not act on the pools meanwhile
+            view = self._view()
+            info = view.pool_by_name(pool)
+            if info is None:
+                return _err(errno.ENOENT, f"pool '{pool}' does not exist")
             with self._lock:
-                state.roles[info.pool_id] = role
+                # Unmanaged first: the next tick must not move the pool back
+                # onto an sla rule, even if this command fails half way.
+                state = self._require_state()
+                role = state.roles.pop(info.pool_id, None)
+                if role is None:
+                    return _err(errno.ENOENT, f"pool '{pool}' is not managed by sla")
                 self._save(state)
-            return _err(errno.EIO, f"pool '{pool}' is still managed: {failed}")
-        return _out(format, {"pool": pool, "removed": True, "steps": done},
-                    f"pool '{pool}' is not managed: " + "; ".join(done) + "\n")
+            done, failed = self._release_pool(info.pool_id, info.name, role, view)
+            if failed:
+                with self._lock:
+                    state.roles[info.pool_id] = role
+                    self._save(state)
+                return _err(errno.EIO, f"pool '{pool}' is still managed: {failed}")
+            return _out(format, {"pool": pool, "removed": True, "steps": done},
+                        f"pool '{pool}' is not managed: " + "; ".join(done) + "\n")
 
     @compat.write_command("sla release")
     def cmd_release(self, format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
         """Release every managed pool: original rules back, sla upmaps and weight sets gone"""
-        view = self._view()
-        with self._lock:  # unmanaged first, as in `pool rm`
-            state = self._require_state()
-            roles = dict(state.roles)
-            state.roles.clear()
-            self._save(state)
-        report: dict[str, Any] = {}
-        errors = []
-        for pool_id, role in sorted(roles.items()):
-            info = view.pools.get(pool_id)
-            if info is None:
-                continue
-            done, failed = self._release_pool(pool_id, info.name, role, view)
-            report[info.name] = done
-            if failed:
-                errors.append(f"{info.name}: {failed}")
-                with self._lock:  # still managed: the operator can retry
-                    state.roles[pool_id] = role
-                    self._save(state)
-        if errors:
-            return _err(errno.EIO, "not released: " + "; ".join(errors))
-        text = "".join(f"{name}: {'; '.join(steps)}\n" for name, steps in report.items())
-        return _out(format, {"released": report}, text or "no managed pools\n")
+        with self._act_lock:  # a tick must not act on the pools meanwhile
+            view = self._view()
+            with self._lock:  # unmanaged first, as in `pool rm`
+                state = self._require_state()
+                roles = dict(state.roles)
+                state.roles.clear()
+                self._save(state)
+            report: dict[str, Any] = {}
+            errors = []
+            for pool_id, role in sorted(roles.items()):
+                info = view.pools.get(pool_id)
+                if info is None:
+                    continue
+                done, failed = self._release_pool(pool_id, info.name, role, view)
+                report[info.name] = done
+                if failed:
+                    errors.append(f"{info.name}: {failed}")
+                    with self._lock:  # still managed: the operator can retry
+                        state.roles[pool_id] = role
+                        self._save(state)
+            if errors:
+                return _err(errno.EIO, "not released: " + "; ".join(errors))
+            text = "".join(f"{name}: {'; '.join(steps)}\n" for name, steps in report.items())
+            return _out(format, {"released": report}, text or "no managed pools\n")
 
     def _release_pool(self, pool_id: int, name: str, role: PoolRole, view: ClusterView
                       ) -> tuple[list[str], Optional[str]]:

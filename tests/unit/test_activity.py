@@ -80,3 +80,18 @@ def test_perf_query_counters_become_pool_totals() -> None:
     assert totals.add(periods, [3, 4]) == [PoolOps(3, 150), PoolOps(4, 0)]
     assert totals.add(pool_periods(result), [3]) == [PoolOps(3, 300)]
     assert pool_periods(None) == {} and pool_periods({"counters": [{"k": []}]}) == {}
+
+
+def test_a_report_holds_its_rate_for_one_window_then_leaves_it() -> None:
+    """Ticks every second, one OSD report of 350 ops arrives at t=10: the
+    rate is 350 / 5 s on every tick until the report is a window old (it
+    used to decay by a sixth a tick, and restart the sustain time)."""
+    rates = PoolRates(5.0)
+    for t in range(0, 10):
+        rates.add(float(t), [PoolOps(1, 1000)])
+    seen = []
+    for t in range(10, 17):
+        rates.add(float(t), [PoolOps(1, 1350)])
+        seen.append(rates.rate(1))
+    assert seen[:5] == [70.0] * 5
+    assert seen[5:] == [0.0, 0.0]

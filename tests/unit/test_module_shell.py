@@ -260,3 +260,56 @@ def _watch() -> Any:
     from mgr_sla.state import SwitchRecord
     record = SwitchRecord(0.0, "isolated", "shared", "test", epoch=0)
     return SwitchTracking(record, 0.0, {}, "sla-switch-test", False)
+
+
+def test_status_does_not_wait_for_the_ticks_mon_round_trips(cluster: FakeCluster) -> None:
+    """The tick sends rule changes and upmap entries without the status lock:
+    a slow mon does not stall `ceph sla status` or a metrics scrape."""
+    import threading
+
+    m = managed(cluster, {})
+    entered, release = threading.Event(), threading.Event()
+    send = cluster.mon_command
+
+    def slow_mon(cmd: dict[str, Any]) -> Any:
+        if cmd["prefix"] == "osd pool set":
+            entered.set()
+            assert release.wait(30), "the test never released the mon"
+        return send(cmd)
+
+    cluster.mon_command = slow_mon  # type: ignore[method-assign]
+    ticker = threading.Thread(target=ticks, args=(m, 4))
+    ticker.start()
+    try:
+        assert entered.wait(30), "no rule change was sent"
+        done = threading.Event()
+        threading.Thread(target=lambda: (m.cmd_status(format=_fmt("json")), done.set())).start()
+        assert done.wait(10), "status waited for the tick's mon command"
+    finally:
+        release.set()
+        ticker.join(30)
+    assert cluster.rule_of(2) == "sla_shared"
+
+
+def test_advise_sizes_from_the_recorded_usage_and_says_where_figures_come_from(
+        cluster: FakeCluster) -> None:
+    store: dict[str, str] = {}
+    m = managed(cluster, store)
+    before = json.loads(m.cmd_advise(format=_fmt("json")).stdout)
+    assert before["verdict"] == "no history yet" and before["urgent_osds"] == 4
+    assert "not measured" in before["urgent_client_capacity_basis"]
+    cluster.ops[1] += 10_000
+    ticks(m, 3)
+    assert m.cmd_advise(calibrate=True).retval == 0
+    advice = json.loads(m.cmd_advise(cost_ratio=5.0, format=_fmt("json")).stdout)
+    assert advice["urgent_osds"] == 4 and advice["urgent_osds_needed"] >= 3
+    assert "osd bench 4 KiB on osd.1, osd.3" in advice["urgent_osds_basis"]
+    # ssd OSDs measured 10x the hdd ones: SSD only pays at 1:5, not at 1:20
+    assert advice["data_metadata"]["winner"] == "ssd"
+    dearer = json.loads(m.cmd_advise(cost_ratio=20.0, format=_fmt("json")).stdout)
+    assert dearer["data_metadata"]["winner"] == "hdd+ssd db"
+    # the history is written to the store (at the latest USAGE_SAVE_SECS later)
+    m._usage_saved_at -= 1000
+    ticks(m, 1)
+    assert json.loads(store["usage"])["v"] == 1
+    assert m.cmd_advise(cost_ratio=-1.0).retval != 0

@@ -1,0 +1,189 @@
+"""`ceph sla advise`: the shell around advise.py and usage.py.
+
+The tick records the urgent IOPS into a UsageHistory (hourly buckets) that
+is written to the mon store every USAGE_SAVE_SECS, so a failover loses at
+most that much. Per-OSD capacity per device class comes from `ceph sla advise
+--calibrate` (`osd bench` with 4 KiB writes, as mClock calibrates OSDs), kept
+in the store, or else from Ceph's mClock capacity options, and says which.
+"""
+import errno
+import json
+import statistics
+import time
+from typing import Any, Optional
+
+from mgr_module import CommandResult, HandleCommandResult
+
+from . import compat
+from .advise import AdviseError, AdviseInputs, Measured, advise, render
+from .settings import DEFAULT_SIZE
+from .shell_common import OutputFormat, ShellBase, _err, _out
+from .state import Role
+from .upmaps import target_urgent_share
+from .usage import UsageError, UsageHistory
+
+USAGE_KEY = "usage"
+CALIBRATION_KEY = "calibration"
+USAGE_SAVE_SECS = 300.0
+# osd bench with 4 KiB blocks: the largest run the OSD accepts at its default
+# osd_bench_small_size_max_iops (100) x osd_bench_duration (30 s); what mClock
+# runs at OSD start to measure osd_mclock_max_capacity_iops.
+BENCH = {"prefix": "bench", "count": 12288000, "size": 4096, "object_size": 4194304,
+         "object_num": 100}
+BENCH_OSDS_PER_CLASS = 2
+# Ceph's defaults of osd_mclock_max_capacity_iops_{hdd,ssd}, if the mgr cannot read them
+MCLOCK_DEFAULTS = {"hdd": 315.0, "ssd": 21500.0}
+# The paper's Fig. 12 (HDD block with its block.db on SSD over HDD only), used
+# for the data/metadata verdict until a layout is measured on the cluster
+PAPER_DB_SPEEDUP = Measured(2.0, "the paper's Fig. 12 (HDD+SSD about 2x HDD only); this "
+                                 "project's measurement: docs/benchmarks.md")
+
+
+class AdviceMixin(ShellBase):
+    _usage: Optional[UsageHistory]
+    _usage_saved_at: float
+
+    def _usage_history(self) -> UsageHistory:
+        if self._usage is None:
+            text = self.get_store(USAGE_KEY)
+            try:
+                self._usage = UsageHistory.from_json(text)
+            except UsageError as e:
+                self.log.error("sla: %s: starting a new urgent usage history", e)
+                self._usage = UsageHistory()
+            self._usage_saved_at = time.time()
+        return self._usage
+
+    def _record_usage(self, now: float, urgent_iops: Optional[float]) -> Optional[str]:
+        """Count this tick's urgent rate; the history's text when it is due
+        to be written (the caller writes it without the module lock)."""
+        if urgent_iops is None:
+            return None
+        usage = self._usage_history()
+        usage.add(now, urgent_iops)
+        if now - self._usage_saved_at < USAGE_SAVE_SECS:
+            return None
+        self._usage_saved_at = now
+        return usage.to_json()
+
+    @compat.read_command("sla advise")
+    def cmd_advise(self, cost_ratio: Optional[float] = None, calibrate: bool = False,
+                   format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
+        """Size the urgent region, check shared mode, recommend thresholds and dwell
+        (--calibrate: measure OSDs with osd bench; --cost-ratio: SSD:HDD price per GB)"""
+        if calibrate:
+            try:
+                self._calibrate()
+            except RuntimeError as e:
+                return _err(errno.EIO, f"calibration failed: {e}")
+        try:
+            advice = advise(self._advise_inputs(cost_ratio))
+        except AdviseError as e:
+            return _err(errno.EINVAL, str(e))
+        return _out(format, advice.to_dict(), render(advice))
+
+    def _advise_inputs(self, cost_ratio: Optional[float]) -> AdviseInputs:
+        settings = self._settings
+        osd_map, crush = self.get("osd_map"), self.get("osd_map_crush")
+        regions = self._regions(osd_map, crush)
+        up_in = {int(o["osd"]) for o in osd_map.get("osds", []) if o.get("up") and o.get("in")}
+        urgent = sorted(o for o in regions.of_class(settings.urgent_class) if o in up_in)
+        normal = sorted(o for o in regions.of_class(settings.normal_class) if o in up_in)
+        with self._lock:
+            state = self._require_state()
+            usage = self._usage_history()
+            peak, quiet, hours = usage.peak(), usage.quiet_rate(), usage.hours()
+            roles = dict(state.roles)
+            last = next((r.time_to_isolation_secs for r in reversed(state.history)
+                         if r.time_to_isolation_secs is not None), None)
+        sizes = {r: [int(p["size"]) for p in osd_map.get("pools", [])
+                     if int(p["pool"]) in roles and roles[int(p["pool"])].role is r]
+                 for r in Role}
+        # urgent writes land on the urgent OSDs at the urgent pools' size
+        size = max(sizes[Role.URGENT], default=DEFAULT_SIZE)
+        normal_size = max(sizes[Role.NORMAL], default=DEFAULT_SIZE)
+        df = {int(p["id"]): p.get("stats", {}) for p in (self.get("df") or {}).get("pools", [])}
+        normal_bytes = sum(float(df.get(p, {}).get("bytes_used", 0))
+                           for p, r in roles.items() if r.role is Role.NORMAL)
+        stats = {int(o["osd"]): o for o in (self.get("osd_stats") or {}).get("osd_stats", [])}
+        free = sum(float(stats[o].get("kb", 0) - stats[o].get("kb_used", 0)) * 1024
+                   for o in urgent if o in stats)
+        calibration = self._stored_calibration()
+        urgent_iops = self._osd_iops(settings.urgent_class, calibration)
+        normal_iops = self._osd_iops(settings.normal_class, calibration)
+        ssd_speedup = Measured(urgent_iops.value / normal_iops.value,
+                               f"{settings.urgent_class} over {settings.normal_class} "
+                               "per-OSD IOPS above") if normal_iops.value > 0 else None
+        return AdviseInputs(
+            urgent_osds=len(urgent), normal_osds=len(normal),
+            urgent_osd_iops=urgent_iops, normal_osd_iops=normal_iops,
+            urgent_peak_iops=peak, quiet_rate_iops=quiet, history_hours=hours,
+            size=size, threshold_iops=settings.threshold_iops,
+            threshold_low_iops=settings.threshold_low_iops,
+            min_dwell_secs=settings.min_dwell_secs, last_switch_secs=last,
+            normal_bytes=normal_bytes if any(r.role is Role.NORMAL for r in roles.values())
+            else None,
+            urgent_free_bytes=free if urgent else None,
+            urgent_share=target_urgent_share(regions, normal_size) if urgent else None,
+            nearfull_ratio=float(osd_map.get("nearfull_ratio") or 0.85),
+            ssd_hdd_cost_ratio=cost_ratio, hdd_ssd_db_speedup=PAPER_DB_SPEEDUP,
+            ssd_speedup=ssd_speedup)
+
+    def _osd_iops(self, device_class: str, calibration: dict[str, Any]) -> Measured:
+        """The class's per-OSD 4 KiB write IOPS: measured by --calibrate, else
+        Ceph's mClock capacity option for the class (an assumption, said so)."""
+        measured = calibration.get("classes", {}).get(device_class)
+        if measured:
+            when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(calibration.get("time", 0)))
+            osds = ", ".join(f"osd.{o}" for o in measured["osds"])
+            return Measured(float(measured["iops"]),
+                            f"osd bench 4 KiB on {osds}, median, {when} UTC")
+        kind = "hdd" if device_class == "hdd" else "ssd"
+        option = f"osd_mclock_max_capacity_iops_{kind}"
+        try:
+            value = float(self.get_ceph_option(option))
+        except Exception:  # an option this release does not have
+            value = MCLOCK_DEFAULTS[kind]
+        return Measured(value, f"not measured: Ceph's {option} ({value:g}); "
+                               "'ceph sla advise --calibrate' measures")
+
+    def _stored_calibration(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.get_store(CALIBRATION_KEY) or "{}")
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _calibrate(self) -> None:
+        """osd bench on up to BENCH_OSDS_PER_CLASS up OSDs of each sla class,
+        all at once; the median per class goes to the store."""
+        settings = self._settings
+        osd_map = self.get("osd_map")
+        regions = self._regions(osd_map, self.get("osd_map_crush"))
+        up = {int(o["osd"]) for o in osd_map.get("osds", []) if o.get("up")}
+        picked = {cls: sorted(o for o in regions.of_class(cls) if o in up)[:BENCH_OSDS_PER_CLASS]
+                  for cls in (settings.normal_class, settings.urgent_class)}
+        results: dict[int, Any] = {}
+        for osds in picked.values():
+            for osd in osds:
+                results[osd] = CommandResult("")
+                self.send_command(results[osd], "osd", str(osd),
+                                  json.dumps({**BENCH, "format": "json"}), "")
+        classes: dict[str, Any] = {}
+        for cls, osds in picked.items():
+            iops = [_bench_iops(osd, *results[osd].wait()) for osd in osds]
+            if iops:
+                classes[cls] = {"iops": round(statistics.median(iops), 1), "osds": osds,
+                                "samples": [round(v, 1) for v in iops]}
+        if not classes:
+            raise RuntimeError("no up OSD of classes " + ", ".join(picked))
+        self.set_store(CALIBRATION_KEY, json.dumps({"time": time.time(), "classes": classes}))
+
+
+def _bench_iops(osd: int, rc: int, out: str, err: str) -> float:
+    if rc != 0:
+        raise RuntimeError(f"osd.{osd} bench: {err.strip() or rc}")
+    data = json.loads(out or "{}")
+    if "iops" in data:
+        return float(data["iops"])
+    return float(data["bytes_written"]) / float(data["blocksize"]) / float(data["elapsed_sec"])
