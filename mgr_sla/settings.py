@@ -27,7 +27,10 @@ class Settings:
     threshold_low_iops: float = 0.0  # 0: half of threshold_iops (Thresholds.parse)
     min_dwell_secs: float = 7200.0
     interval_secs: float = 1.0
-    sustain_secs: float = 1.0
+    # 0: every OSD report already averages the ops over mgr_stats_period (the
+    # rate window), so a sustain below that window filters no spike and only
+    # adds its length to the reaction (issue 20)
+    sustain_secs: float = 0.0
     rate_window_secs: float = 5.0
     max_misplaced_ratio: float = -1.0
     slo_latency_ms: float = 0.0
@@ -106,8 +109,10 @@ SETTINGS_SPECS = (
                "how often the module measures and decides (a quiet tick reads counters "
                "only: map work happens once per OSD map epoch)", min=1),
     OptionSpec("sustain_secs", "secs",
-               "urgent IOPS must stay at or above threshold_iops this long before normal "
-               "pools are isolated (0: at once)", min=0),
+               "urgent IOPS (or latency above the objective) must stay above this long "
+               "before normal pools are isolated (0: at once; each OSD report already "
+               "averages over mgr_stats_period, so only values above rate_window_secs "
+               "filter a burst)", min=0),
     OptionSpec("rate_window_secs", "secs", "window of the per-pool op rate", min=1),
     OptionSpec("max_misplaced_ratio", "float",
                "no switch to shared, no upmap placement while more objects are misplaced "

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.cephcluster import Cluster, RadosBench, mode, placed, wait_for, wait_mode
+from harness.mgr_cmdline import restart_mgr_with_mon_host_argument
 
 from .conftest import DWELL, HIGH, LOW
 
@@ -169,6 +170,22 @@ def test_urgent_load_isolates_and_quiet_shares_again(cluster: Cluster, sla: Obje
     cluster.wait_clean(240)
 
 
+def test_advise_sizes_the_urgent_region_from_what_the_module_saw(cluster: Cluster,
+                                                                  sla: Objects) -> None:
+    """After the urgent load above: `ceph sla advise` sizes the urgent region
+    from the recorded peak, with OSD capacity measured by osd bench, and says
+    where every figure comes from."""
+    advice = cluster.json("sla", "advise", "--calibrate", "--cost-ratio", "5", timeout=300)
+    assert advice["urgent_osds"] == 4, advice
+    assert advice["urgent_osds_needed"] is not None and advice["urgent_osds_needed"] >= 3
+    assert "urgent peak" in advice["urgent_osds_basis"], advice["urgent_osds_basis"]
+    assert "osd bench 4 KiB on osd." in advice["urgent_osds_basis"]
+    assert advice["threshold_iops"] > 0 and advice["threshold_iops_basis"]
+    assert advice["data_metadata"]["winner"] in ("hdd", "ssd", "hdd+ssd db")
+    bad = cluster.ceph_raw("sla", "advise", "--cost-ratio", "0")
+    assert bad.returncode != 0 and "ssd_hdd_cost_ratio" in bad.stderr, bad
+
+
 def test_oscillating_load_switches_a_bounded_number_of_times(cluster: Cluster,
                                                              sla: Objects) -> None:
     before = cluster.sla_status()["switches_total"]
@@ -196,6 +213,24 @@ def test_mgr_failover_keeps_the_mode_without_a_switch(cluster: Cluster, sla: Obj
         after = cluster.sla_status()
         assert after["mode"] == "shared", after
         assert after["switches_total"] == before["switches_total"], after
+
+
+def test_a_mgr_with_the_mon_address_only_on_its_command_line_still_acts(
+        cluster: Cluster, sla: Objects) -> None:
+    """Rook's way (issue 14): `--mon-host` on the mgr's command line, no `mon host`
+    in its conf. Every mon command of the module goes through its own librados
+    handle, so rules apply and both switches still work."""
+    pid = restart_mgr_with_mon_host_argument(cluster)
+    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    conf = Path(cmdline[cmdline.index(b"-c") + 1].decode())
+    assert b"--mon-host" in cmdline and "mon host" not in conf.read_text()
+    assert "unchanged" in cluster.ceph("sla", "rules", "apply", timeout=300)
+    cluster.ceph("sla", "mode", "isolated")
+    wait_for("the pin to isolate the normal pool", lambda: cluster.pool_rule("normal")
+             == "sla_isolated_normal", 60)
+    cluster.ceph("sla", "mode", "auto")
+    wait_mode(cluster, "shared", DWELL + 120)
+    wait_for("the shared placement", lambda: placed(cluster), 120)
 
 
 def test_plan_tells_what_the_next_switch_moves(cluster: Cluster, sla: Objects) -> None:
