@@ -267,7 +267,7 @@ class FakeCluster:
         return 0, b"", ""
 
 
-class ModuleOptions(dict):  # type: ignore[type-arg]
+class ModuleOptions(dict):
     """The module's options; a change calls config_notify, as ceph-mgr does
     when the config map changes."""
 
@@ -279,7 +279,7 @@ class ModuleOptions(dict):  # type: ignore[type-arg]
         super().__setitem__(name, value)
         self._module.config_notify()
 
-    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    def update(self, *args: Any, **kwargs: Any) -> None:
         super().update(*args, **kwargs)
         self._module.config_notify()
 
