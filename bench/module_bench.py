@@ -36,8 +36,9 @@ HIGH, LOW, DWELL = 60, 25, 8
 
 
 POLLER = r"""
-import json, sys, time, rados
+import json, os, sys, time, rados
 conf, pool = sys.argv[1], sys.argv[2]
+parent = os.getppid()  # the bench: exit with it, however it ends
 c = rados.Rados(conffile=conf)
 c.connect(timeout=20)
 def rule():
@@ -46,7 +47,7 @@ def rule():
     return json.loads(out)["crush_rule"] if rc == 0 else None
 first = rule()
 print(json.dumps({"t": time.time(), "rule": first}), flush=True)
-while True:
+while os.getppid() == parent:
     now = rule()
     if now != first:
         print(json.dumps({"t": time.time(), "rule": now}), flush=True)

@@ -102,11 +102,27 @@ ceph sla status
 say "Switch history"
 ceph sla history
 
+say "Sizing advice from what the module saw (osd bench measures each class's OSDs)"
+ceph sla advise --calibrate --cost-ratio 5
+
 say "Metrics (Prometheus text) from the module"
 . "$DIR/ports.env"
-python3 - "$SLA_METRICS_PORT" <<'PY'
-import sys, urllib.request
-body = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=10).read().decode()
+# The endpoint is served by the module's own thread: wait for it with a
+# deadline, and say what the mgr logged if it never answers.
+python3 - "$SLA_METRICS_PORT" "$DIR/log/mgr.x.log" <<'PY'
+import sys, time, urllib.error, urllib.request
+port, log = sys.argv[1], sys.argv[2]
+deadline = time.monotonic() + 30
+while True:
+    try:
+        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+        break
+    except (urllib.error.URLError, OSError) as e:
+        if time.monotonic() > deadline:
+            tail = [l for l in open(log, errors="replace") if "sla" in l][-15:]
+            sys.exit(f"demo: metrics endpoint 127.0.0.1:{port} not answering after 30 s ({e}); "
+                     "last sla lines of the mgr log:\n" + "".join(tail))
+        time.sleep(0.5)
 print("\n".join(l for l in body.splitlines() if l.startswith("ceph_sla_") and "pool" not in l))
 PY
 echo "Prometheus endpoint: http://127.0.0.1:$SLA_METRICS_PORT/metrics (dashboard: deploy/grafana/ceph-sla.json)"
