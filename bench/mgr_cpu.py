@@ -41,15 +41,6 @@ def cpu_secs(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def reads_ops(summary: str) -> float:
-    """Reads per second from `rados bench rand`'s closing summary."""
-    fields = dict(line.split(":", 1) for line in summary.splitlines() if ":" in line)
-    try:
-        return float(fields["Total reads made"]) / float(fields["Total time run"])
-    except (KeyError, ValueError, ZeroDivisionError):
-        raise RuntimeError(f"no rados bench summary in: {summary.strip()[-300:]!r}") from None
-
-
 def phase(cluster: Cluster, secs: float) -> dict[str, float]:
     pids = cluster.pids()
     mgr = pids["mgr.x"]
@@ -61,7 +52,7 @@ def phase(cluster: Cluster, secs: float) -> dict[str, float]:
     if p.returncode != 0:
         raise RuntimeError(f"rados bench rand failed: {p.stderr.strip()[:400]}")
     mgr1, osd1, t1 = cpu_secs(mgr), sum(cpu_secs(p) for p in osds), time.monotonic()
-    ops = reads_ops(p.stdout)
+    ops = rados_bench_ops(p.stdout, "reads")
     return {"client_ops_per_sec": round(ops, 1), "wall_secs": round(t1 - t0, 1),
             "mgr_cpu_percent": round(100 * (mgr1 - mgr0) / (t1 - t0), 2),
             "osd_cpu_secs_per_kop": round(1000 * (osd1 - osd0) / (ops * (t1 - t0)), 4)}

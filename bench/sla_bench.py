@@ -112,11 +112,12 @@ def fio_json(stdout: str) -> dict[str, Any]:
     return json.loads(stdout[start:])
 
 
-def rados_bench_ops(summary: str) -> float:
-    """Writes per second from `rados bench`'s closing summary (its JSON is not valid)."""
+def rados_bench_ops(summary: str, made: str = "writes") -> float:
+    """Ops per second from `rados bench`'s closing summary (its JSON is not valid):
+    `made` is "writes" (write) or "reads" (seq, rand)."""
     fields = dict(line.split(":", 1) for line in summary.splitlines() if ":" in line)
     try:
-        return float(fields["Total writes made"]) / float(fields["Total time run"])
+        return float(fields[f"Total {made} made"]) / float(fields["Total time run"])
     except (KeyError, ValueError, ZeroDivisionError):
         raise RuntimeError(f"no rados bench summary in: {summary.strip()[-300:]!r}") from None
 
