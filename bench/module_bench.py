@@ -4,9 +4,11 @@
 
 Without --conf it starts its own mini cluster (deploy/minicluster.sh) and stops
 it at the end. Each trial: the normal pool shares, then an urgent client
-starts (`rados bench` 4 KiB writes). Half the trials start at a random phase
-of the stats period once the cluster is clean, half right after the switch to
-shared (while its upmap entries still move data). Reaction = bench start ->
+starts (`rados bench` 4 KiB writes). Half the trials start at a set phase of
+the OSDs' report period once the cluster is clean (phases spread evenly over
+the period, in a shuffled order; the OSDs log each report with debug_mgrc 20,
+and every trial records its measured phase), half right after the switch to
+shared (while its upmap entries still move data; phase as it comes). Reaction = bench start ->
 the normal pool's crush_rule seen changed by an independent poller (librados,
 every 100 ms, /usr/bin/python3); also the module's own switch record time.
 Time to isolation = the module's record (switch -> no normal-pool PG acting on
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import select
 import shutil
 import statistics
@@ -24,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +82,41 @@ def settled_shared(cluster: Cluster) -> bool:
             and not status["gates"])
 
 
-def trial(cluster: Cluster, kind: str, period: float, rng: random.Random) -> dict[str, Any]:
+REPORT_OSD = 1  # an urgent-class OSD; the OSDs' reports go out together (measured)
+REPORT_LINE = re.compile(r"^(\S+) .* mgrc _send_report")
+
+
+def report_times(cluster: Cluster) -> list[float]:
+    """When the OSD sent its reports to the mgr (debug_mgrc 20 logs each one)."""
+    out = []
+    with open(cluster.path / "log" / f"osd.{REPORT_OSD}.log", errors="replace") as log:
+        for line in log:
+            m = REPORT_LINE.match(line)
+            if m:
+                out.append(datetime.fromisoformat(m.group(1).replace("+0000", "+00:00"))
+                           .timestamp())
+    return out
+
+
+def phase_of(t: float, reports: list[float], period: float) -> float | None:
+    """Seconds since the last OSD report at or before t (None: no report known)."""
+    before = [r for r in reports if r <= t]
+    return round((t - before[-1]) % period, 2) if before else None
+
+
+def wait_for_phase(cluster: Cluster, phase: float, period: float) -> None:
+    """Sleep until `phase` s after an OSD report: the trials' start phases are
+    set, not left to chance (the cluster's clean state, which the trials wait
+    for, shows right after a report, so a random sleep after it is not a
+    uniform phase)."""
+    reports = wait_for("an OSD report in the log", lambda: report_times(cluster), 30)
+    last = reports[-1]
+    now = time.time()
+    target = last + phase + period * max(0, int((now - last - phase) // period) + 1)
+    time.sleep(max(0.0, target - time.time()))  # a start time, not a wait for a condition
+
+
+def trial(cluster: Cluster, kind: str, period: float, phase: float | None) -> dict[str, Any]:
     if kind == "after-switch":
         # right after the switch to shared: its upmap entries still move data
         wait_for("the switch to shared", lambda: cluster.pool_rule("normal") == "sla_shared",
@@ -86,13 +124,14 @@ def trial(cluster: Cluster, kind: str, period: float, rng: random.Random) -> dic
     else:
         wait_for("shared and settled", lambda: settled_shared(cluster), 300)
         cluster.wait_clean(300)
-        time.sleep(rng.uniform(0, period))  # a random phase of the OSDs' report period
     poller = subprocess.Popen(["/usr/bin/python3", "-c", POLLER, cluster.conf, "normal"],
                               stdout=subprocess.PIPE, text=True)
     try:
         assert poller.stdout is not None
         first = json.loads(poller.stdout.readline())
         assert first["rule"] == "sla_shared", first
+        if phase is not None:
+            wait_for_phase(cluster, phase, period)
         started = time.time()
         bench = RadosBench(cluster, "urgent", secs=90)
         try:
@@ -111,7 +150,7 @@ def trial(cluster: Cluster, kind: str, period: float, rng: random.Random) -> dic
         if poller.poll() is None:
             poller.kill()
         poller.wait(10)
-    return {"kind": kind,
+    return {"kind": kind, "phase_secs": phase_of(started, report_times(cluster), period),
             "reaction_secs": round(changed["t"] - started, 2),
             "reaction_record_secs": round(float(last["time"]) - started, 2),
             "time_to_isolation_secs": float(last["time_to_isolation_secs"]),
@@ -147,8 +186,11 @@ def main() -> int:
         cluster = Cluster.up(tmp / "c")
     results: dict[str, Any] = {"trials": {}, "settings": {
         "threshold_iops": HIGH, "threshold_low_iops": LOW, "min_dwell_secs": DWELL,
-        "module_options": "defaults (interval 1 s, sustain 1 s, rate window 5 s, OSD perf "
+        "module_options": "defaults (interval 1 s, sustain 0 s, rate window 5 s, OSD perf "
                           "query as the rate source)",
+        "phases": "set-phase trials start at phases spread evenly over the OSDs' report "
+                  "period; after-switch trials right after the rule change to shared; "
+                  "phase_secs = seconds since the last OSD report (osd.1's log)",
         "urgent_client": "rados bench 4 KiB writes, 8 threads",
         "reaction": "rados bench start -> crush_rule seen changed by a librados poller (100 ms)"}}
     rng = random.Random(args.seed)
@@ -156,10 +198,17 @@ def main() -> int:
         setup(cluster)
         for period in args.stats_periods:
             cluster.ceph("config", "set", "mgr", "mgr_stats_period", str(period))
+            for osd in range(8):  # each report logged: the trials' phases are measured
+                cluster.ceph("tell", f"osd.{osd}", "config", "set", "debug_mgrc", "20")
             rows = results["trials"].setdefault(str(period), [])
+            # the set-phase trials cover the period evenly, in a shuffled order
+            phases = [(k + 0.5) * period / ((args.trials + 1) // 2)
+                      for k in range((args.trials + 1) // 2)]
+            rng.shuffle(phases)
             for i in range(args.trials):
-                rows.append(trial(cluster, "random-phase" if i % 2 == 0 else "after-switch",
-                                  period, rng))
+                kind = "set-phase" if i % 2 == 0 else "after-switch"
+                rows.append(trial(cluster, kind, period,
+                                  phases[i // 2] if kind == "set-phase" else None))
                 print(json.dumps(rows[-1]), flush=True)  # a trial at a time, kept if one fails
             results.setdefault("summary", {})[str(period)] = {
                 key: stats([r[key] for r in rows])
