@@ -148,6 +148,20 @@ def pool_periods(result: Mapping[str, Any] | None,
     return out
 
 
+def merge_periods(a: Mapping[int, PoolPeriod], b: Mapping[int, PoolPeriod]
+                  ) -> dict[int, PoolPeriod]:
+    """Two reads of the query's deltas as one (each field summed per pool)."""
+    out = dict(a)
+    for pool, p in b.items():
+        q = out.get(pool)
+        out[pool] = p if q is None else PoolPeriod(
+            q.write_ops + p.write_ops, q.read_ops + p.read_ops,
+            q.write_latency_ns + p.write_latency_ns,
+            q.write_latency_count + p.write_latency_count,
+            q.read_latency_ns + p.read_latency_ns, q.read_latency_count + p.read_latency_count)
+    return out
+
+
 class PerfTotals:
     """Running op totals per pool from the perf query's deltas, to feed
     PoolRates like the `df` totals (a delta never jumps from 0 after a

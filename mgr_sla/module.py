@@ -21,6 +21,7 @@ from .activity import (
     PerfTotals,
     PoolPeriod,
     PoolRates,
+    merge_periods,
     pool_ops_from_df,
     pool_periods,
 )
@@ -53,6 +54,7 @@ from .report import history_dicts, render_history, render_status
 from .settings import DEFAULT_SIZE, SETTINGS_SPECS, Settings
 from .shell_common import (
     MAP_REFRESH_SECS,
+    PERF_POLL_SECS,
     REQUIRED_RULES,
     SLOW_READ_SECS,
     TICK_BUCKETS,
@@ -115,6 +117,7 @@ class Module(PlacementMixin, PoolCommandsMixin, AdviceMixin, MgrModule):
         self._perf_query_id: Optional[int] = None
         self._perf_query_failed = False
         self._perf_totals = PerfTotals()
+        self._perf_pending: dict[int, PoolPeriod] = {}  # read between ticks, for the next
         self._latency = LatencyWindow(60.0)
         self._violations = Violations()
         self._urgent_latency: Optional[tuple[int, PoolLatency]] = None
@@ -163,14 +166,36 @@ class Module(PlacementMixin, PoolCommandsMixin, AdviceMixin, MgrModule):
         with self._lock:
             state = self._require_state()
         self.log.info("sla: starting in mode %s", state.decision.mode.value)
+        next_tick = 0.0
         while not self._stop.is_set():
             try:
-                self._apply_metrics_options()
-                self.tick()
+                if time.monotonic() >= next_tick or self._urgent_ops_arrived():
+                    self._apply_metrics_options()
+                    self.tick()
+                    next_tick = time.monotonic() + self._settings.interval_secs
             except Exception as e:  # keep serving: one bad tick must not kill the module
                 self.log.exception("sla: tick failed: %s", e)
-            self._stop.wait(self._settings.interval_secs)
+                next_tick = time.monotonic() + self._settings.interval_secs
+            self._stop.wait(max(0.0, min(PERF_POLL_SECS, next_tick - time.monotonic())))
         self._metrics.stop()
+
+    def _urgent_ops_arrived(self) -> bool:
+        """Between ticks, in shared mode: read the perf query (a few entries,
+        no map work) and tick at once when an OSD report brought urgent ops,
+        instead of up to interval_secs later. What was read is kept for the
+        tick, so no report is lost."""
+        state = self._state
+        if state is None or state.decision.mode is not Mode.SHARED or self._perf_query_id is None:
+            return False
+        result = self.get_osd_perf_counters(self._perf_query_id)
+        if result is None:
+            return False
+        with self._lock:  # commands change the roles
+            managed = frozenset(state.roles)
+            urgent = {p for p, r in state.roles.items() if r.role is Role.URGENT}
+        periods = pool_periods(result, managed)
+        self._perf_pending = merge_periods(self._perf_pending, periods)
+        return any(periods[p].ops > 0 for p in urgent if p in periods)
 
     def shutdown(self) -> None:
         self._stop.set()
@@ -214,7 +239,9 @@ class Module(PlacementMixin, PoolCommandsMixin, AdviceMixin, MgrModule):
         if result is None:  # the query is gone: register it again next tick
             self._perf_query_id = None
             return None
-        return pool_periods(result, pools)
+        pending, self._perf_pending = self._perf_pending, {}
+        return merge_periods({p: v for p, v in pending.items() if p in pools},
+                             pool_periods(result, pools))
 
     def _remove_perf_query(self) -> None:
         if self._perf_query_id is not None:

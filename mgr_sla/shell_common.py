@@ -31,6 +31,9 @@ REQUIRED_RULES = (RULE_ISOLATED_NORMAL, RULE_SHARED, RULE_ISOLATED_URGENT)
 # Map work (converting the OSD and CRUSH maps, planning upmap entries) runs on
 # a new OSD map epoch (notify 'osd_map', or our own commands), and at the
 # latest every MAP_REFRESH_SECS; a quiet tick reads counters only.
+# Between ticks, in shared mode, the perf query is read this often: an OSD
+# report that brings urgent ops starts a tick at once (issue 20).
+PERF_POLL_SECS = 0.25
 MAP_REFRESH_SECS = 300.0
 # Slow-changing inputs of the gates (per-pool misplaced, OSD fill) are read
 # this often while no switch is being watched.

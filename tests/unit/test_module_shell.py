@@ -313,3 +313,22 @@ def test_advise_sizes_from_the_recorded_usage_and_says_where_figures_come_from(
     ticks(m, 1)
     assert json.loads(store["usage"])["v"] == 1
     assert m.cmd_advise(cost_ratio=-1.0).retval != 0
+
+
+def test_a_report_with_urgent_ops_between_ticks_starts_a_tick_and_is_not_lost(
+        cluster: FakeCluster) -> None:
+    """Shared: the serve loop reads the perf query every PERF_POLL_SECS and
+    ticks at once when urgent ops arrived; the tick still counts those ops."""
+    m = managed(cluster, {})
+    ticks(m, 4)
+    assert cluster.rule_of(2) == "sla_shared"
+    assert m._urgent_ops_arrived() is False  # nothing new
+    cluster.ops[2] += 500  # normal ops only: no early tick
+    assert m._urgent_ops_arrived() is False
+    cluster.ops[1] += 10_000
+    assert m._urgent_ops_arrived() is True
+    ticks(m, 1)  # no new read brings them: they were kept from the poll
+    assert cluster.rule_of(2) == "sla_isolated_normal"
+    history = json.loads(m.cmd_history(format=_fmt("json")).stdout)
+    assert history[0]["to"] == "isolated" and "IOPS >= high threshold" in history[0]["reason"]
+    assert m._urgent_ops_arrived() is False  # isolated: no polling between ticks
