@@ -97,7 +97,40 @@ def plot(results: dict[str, Any], out: Path) -> list[Path]:
     made.append(out / "ssd-speedup.png")
     fig.savefig(made[-1], dpi=90)
     plt.close(fig)
+
+    slo = results.get("slo")
+    pair = [next((r for r in runs if r["mode"] == m), None)
+            for m in ("adaptive-mistuned", "adaptive-slo")]
+    if slo and all(pair):
+        made.append(plot_slo(plt, slo, pair, out / "slo-objective.png"))
     return made
+
+
+def plot_slo(plt: Any, slo: dict[str, Any], pair: list[Any], path: Path) -> Path:
+    """The latency objective against a mis-tuned IOPS threshold: the module's
+    own latency figure (what the objective applies to) and the urgent
+    client's p99 per op, with the objective drawn in."""
+    names = ["threshold too high\n(adaptive-mistuned)", "same + objective\n(adaptive-slo)"]
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    module_ms = [r.get("module_urgent_latency_ms") or 0.0 for r in pair]
+    axes[0].bar(range(2), module_ms, color=[COLORS["default"], COLORS["adaptive"]])
+    axes[0].axhline(slo["slo_ms"], color="black", linestyle="--",
+                    label=f"objective {slo['slo_ms']:g} ms")
+    axes[0].set_ylabel("module's urgent latency (ms, p75 of per-period means)")
+    axes[0].legend()
+    axes[1].bar(range(2), [r["urgent_p99_ms"] for r in pair],
+                color=[COLORS["default"], COLORS["adaptive"]])
+    axes[1].set_ylabel("urgent op latency p99 (ms, fio)")
+    for ax in axes:
+        ax.set_xticks(range(2), names)
+        ax.set_ylim(bottom=0)
+    violated = pair[1].get("module_slo_violation_secs")
+    fig.suptitle(f"Latency objective with {pair[0]['normal_clients']} normal clients "
+                 f"(objective violated {violated} s in the slo run)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
 
 
 def tables(results: dict[str, Any]) -> str:
@@ -131,6 +164,22 @@ def tables(results: dict[str, Any]) -> str:
             f"| {sw['settled_secs']} | {sw['pgs_moved'] or '-'} / {sw['replicas_moved'] or '-'} "
             f"| {sw['bytes_moved'] / 1e6:.1f} | {sw['backfill_bytes_per_client_byte']} "
             f"| {during} |")
+    slo = results.get("slo")
+    if slo:
+        lines += ["", f"Latency objective {slo['slo_ms']:g} ms ({slo['basis']}):", "",
+                  "| run | normal clients | module's urgent latency ms | urgent p50 ms "
+                  "| urgent p99 ms | urgent turnaround s | mode after | objective violated s |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for r in runs:
+            if r["mode"] in ("adaptive-mistuned", "adaptive-slo"):
+                lines.append(
+                    f"| {r['mode']} | {r['normal_clients']} | {r.get('module_urgent_latency_ms')} "
+                    f"| {r['urgent_p50_ms']} | {r['urgent_p99_ms']} | {r['urgent_turnaround_s']} "
+                    f"| {r.get('mode_after', '-')} | {r.get('module_slo_violation_secs', '-')} |")
+        sw = slo.get("switch") or {}
+        if sw:
+            lines += ["", f"The objective's switch: {sw.get('reason')}; reaction "
+                          f"{sw.get('reaction_secs')} s after the urgent client started."]
     return "\n".join(lines) + "\n"
 
 
