@@ -239,6 +239,7 @@ def run(osds: int, pools: int, pgs: int, quiet_ticks: int, epoch_ticks: int) -> 
     for _ in range(1000):  # UPMAP_BATCH entries a tick: 7,500 entries take 30 ticks
         ms = timed(m.tick)
         m._verifier.wait(10)
+        m._upmap_sender.wait(60)  # the batch goes out on its own thread
         first_epoch_tick = first_epoch_tick or ms
         status = m._status_snapshot()
         bulk = next(p for p in status["pools"] if p["pool_id"] == 1)

@@ -58,6 +58,7 @@ from .shell_common import (
     REQUIRED_RULES,
     SLOW_READ_SECS,
     TICK_BUCKETS,
+    UPMAP_PARALLEL,
     MapSnapshot,
     ModeArg,
     OutputFormat,
@@ -84,7 +85,7 @@ from .upmaps import (
     target_urgent_share,
 )
 from .usage import UsageHistory
-from .worker import KeyedWorker
+from .worker import BatchSender, KeyedWorker
 
 
 class Module(PlacementMixin, PoolCommandsMixin, AdviceMixin, MgrModule):
@@ -125,6 +126,8 @@ class Module(PlacementMixin, PoolCommandsMixin, AdviceMixin, MgrModule):
         self._dry_decision: Optional[DecisionState] = None  # the dry run's own decision state
         self._verifier: KeyedWorker[Optional[str]] = KeyedWorker(self._verify_rules,
                                                                  "sla-verify")
+        self._upmap_sender = BatchSender(lambda cmd: compat.mon_command(self, cmd),
+                                         UPMAP_PARALLEL, "sla-upmaps")
         self._metrics = MetricsServer(self._status_snapshot)
         self._metrics_where: Optional[tuple[str, int]] = None
         self._health: dict[str, Any] = {}
@@ -199,6 +202,7 @@ class Module(PlacementMixin, PoolCommandsMixin, AdviceMixin, MgrModule):
 
     def shutdown(self) -> None:
         self._stop.set()
+        self._upmap_sender.cancel()
         self._metrics.stop()
         self._remove_perf_query()
         super().shutdown()  # closes the librados handle compat.mon_command uses

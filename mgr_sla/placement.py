@@ -4,7 +4,6 @@ failure domain twice), and the watch over a switch's data movement. The
 planning itself is pure (upmaps.py); this mixin reads the mgr and acts.
 """
 import json
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from . import compat
@@ -20,7 +19,6 @@ from .decision import Mode
 from .shell_common import (
     SLOW_READ_SECS,
     UPMAP_BATCH,
-    UPMAP_PARALLEL,
     MapSnapshot,
     ShellBase,
     SwitchTracking,
@@ -45,6 +43,8 @@ class PlacementMixin(ShellBase):
                          f"{record.reason}")
         if record.dry_run:
             return
+        # the rest of a batch that placed the other mode's entries is not sent
+        self._upmap_sender.cancel()
         normal = self._normal_pools(state)
         before: dict[str, list[int]] = {}
         osdmap = self.get_osdmap()
@@ -126,8 +126,11 @@ class PlacementMixin(ShellBase):
         return [c for p in plans for c in commands(p, placing=not hold)][:UPMAP_BATCH]
 
     def _send_upmap_batch(self, batch: list[dict[str, Any]]) -> None:
-        with ThreadPoolExecutor(UPMAP_PARALLEL) as pool:
-            results = list(pool.map(lambda c: compat.mon_command(self, c), batch))
+        """Hand the batch to the sender's thread (none while one is in flight:
+        the next epoch replans from what the mon has then)."""
+        self._upmap_sender.start(batch, self._upmap_batch_done)
+
+    def _upmap_batch_done(self, batch: list[dict[str, Any]], results: list[Any]) -> None:
         self._maps_dirty = True
         failed = [(c, err) for c, (rc, _, err) in zip(batch, results) if rc != 0]
         for cmd, err in failed[:5]:
@@ -140,7 +143,8 @@ class PlacementMixin(ShellBase):
         if track is not None and track.record.pgs_moved is None:
             rc, out, _ = compat.mon_command(self, {"prefix": "osd stat", "format": "json"})
             if rc == 0:  # the switch's placement is complete from this epoch on
-                track.record.epoch = int(json.loads(out).get("epoch", 0))
+                with self._lock:
+                    track.record.epoch = int(json.loads(out).get("epoch", 0))
 
     def _upmap_hold(self) -> bool:
         """Placing replicas on urgent OSDs moves data: as the balancer, only

@@ -25,7 +25,7 @@ from .state import (
     SwitchRecord,
 )
 from .upmaps import Regions
-from .worker import KeyedWorker
+from .worker import BatchSender, KeyedWorker
 
 REQUIRED_RULES = (RULE_ISOLATED_NORMAL, RULE_SHARED, RULE_ISOLATED_URGENT)
 # Map work (converting the OSD and CRUSH maps, planning upmap entries) runs on
@@ -125,6 +125,7 @@ class ShellBase:
     _installing: bool
     _repairs: list[str]
     _verifier: "KeyedWorker[Optional[str]]"
+    _upmap_sender: BatchSender
 
     if TYPE_CHECKING:
         log: Any

@@ -39,6 +39,7 @@ def ticks(m: Any, n: int) -> None:
     for _ in range(n):
         m.tick()
         m._verifier.wait(5)
+        m._upmap_sender.wait(5)  # the upmap batch goes out on its own thread
 
 
 def test_quiet_cluster_shares_with_upmaps_then_load_isolates(cluster: FakeCluster) -> None:
@@ -332,3 +333,38 @@ def test_a_report_with_urgent_ops_between_ticks_starts_a_tick_and_is_not_lost(
     history = json.loads(m.cmd_history(format=_fmt("json")).stdout)
     assert history[0]["to"] == "isolated" and "IOPS >= high threshold" in history[0]["reason"]
     assert m._urgent_ops_arrived() is False  # isolated: no polling between ticks
+
+
+def test_urgent_load_isolates_while_the_upmap_batch_is_still_going_out(
+        cluster: FakeCluster) -> None:
+    """The switch to shared's upmap entries go out on their own thread: the
+    tick that sees urgent load right after the switch isolates at once, and the
+    batch's remaining rounds are not sent."""
+    import threading
+
+    m = managed(cluster, {})
+    from mgr_sla.shell_common import UPMAP_PARALLEL
+    release = threading.Event()
+    send = cluster.mon_command
+    upmaps_sent: list[str] = []
+
+    def slow_upmaps(cmd: dict[str, Any]) -> Any:
+        if cmd["prefix"] == "osd pg-upmap-items":
+            assert release.wait(30), "never released"
+            upmaps_sent.append(cmd["pgid"])
+        return send(cmd)
+
+    cluster.mon_command = slow_upmaps  # type: ignore[method-assign]
+    try:
+        for _ in range(4):
+            m.tick()
+            m._verifier.wait(5)
+        assert cluster.rule_of(2) == "sla_shared" and m._upmap_sender.busy()
+        cluster.ops[1] += 10_000
+        m.tick()  # does not wait for the batch
+        assert cluster.rule_of(2) == "sla_isolated_normal"
+    finally:
+        release.set()
+        m._upmap_sender.wait(10)
+    assert not m._upmap_sender.busy()
+    assert len(upmaps_sent) <= UPMAP_PARALLEL  # the round in flight, no more
