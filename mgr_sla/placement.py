@@ -141,7 +141,11 @@ class PlacementMixin(ShellBase):
                       len(failed))
         track = self._tracking
         if track is not None and track.record.pgs_moved is None:
-            rc, out, _ = compat.mon_command(self, {"prefix": "osd stat", "format": "json"})
+            try:
+                rc, out, _ = compat.mon_command(self, {"prefix": "osd stat", "format": "json"})
+            except Exception as e:  # shutting down: the next mgr tracks from its own start
+                self.log.debug("sla: osd stat after an upmap batch failed: %s", e)
+                return
             if rc == 0:  # the switch's placement is complete from this epoch on
                 with self._lock:
                     track.record.epoch = int(json.loads(out).get("epoch", 0))

@@ -98,9 +98,15 @@ class BatchSender:
                 if self._cancelled.is_set():
                     break
                 chunk = batch[i:i + self._parallel]
-                results += list(pool.map(self._send, chunk))
+                results += list(pool.map(self._send_one, chunk))
                 sent += chunk
         done(sent, results)
+
+    def _send_one(self, cmd: Any) -> Any:
+        try:
+            return self._send(cmd)
+        except Exception as e:  # e.g. the mgr shutting down: a failed command, said so
+            return (-5, "", f"not sent: {e}")  # -EIO
 
     def cancel(self) -> None:
         self._cancelled.set()
