@@ -4,6 +4,7 @@ background thread: crushtool and osdmaptool never run under the module lock).
 """
 import errno
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, Optional
 
@@ -14,6 +15,7 @@ from .cluster import ClusterView, cluster_view, pg_bytes_by_seed, pool_refusal
 from .crush_bridge import load_crush_rules
 from .decision import Mode
 from .shell_common import (
+    RELEASE_PARALLEL,
     RULE_ISOLATED_NORMAL,
     RULE_SHARED,
     OutputFormat,
@@ -213,11 +215,15 @@ class PoolCommandsMixin(ShellBase):
         urgent = view.osds_of_class(self._settings.urgent_class)
         entries = current_items(osd_map).get(pool_id, {})
         ours = sorted(pg for pg, pairs in entries.items() if any(t in urgent for _, t in pairs))
-        for pgid in ours:
-            rc, _, err = compat.mon_command(self, {"prefix": "osd rm-pg-upmap-items",
-                                                   "pgid": pgid})
-            if rc != 0:
-                return done, f"osd rm-pg-upmap-items {pgid}: {err.strip()}"
+        # each command waits for a mon commit; sent together, the mon commits
+        # them in a few rounds (one at a time: a second per PG, minutes a pool)
+        with ThreadPoolExecutor(RELEASE_PARALLEL) as pool:
+            results = list(pool.map(lambda pg: compat.mon_command(
+                self, {"prefix": "osd rm-pg-upmap-items", "pgid": pg}), ours))
+        failed = [(pg, err) for pg, (rc, _, err) in zip(ours, results) if rc != 0]
+        if failed:
+            return done, "; ".join(f"osd rm-pg-upmap-items {pg}: {err.strip()}"
+                                   for pg, err in failed[:5])
         if ours:
             done.append(f"{len(ours)} upmap entries removed")
         rule_now = view.rule_name(view.pools[pool_id].rule_id)

@@ -43,6 +43,7 @@ TICK_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.
 # concurrent commands into one proposal, so a batch costs about one epoch.
 UPMAP_BATCH = 256
 UPMAP_PARALLEL = 8
+RELEASE_PARALLEL = 32  # `pool rm` / `release`: the operator waits for these
 
 
 class RulesBusy(RuntimeError):
