@@ -9,6 +9,12 @@ device rate with the CPU mostly idle, and queueing delay grows with load the
 way a real disk's does. Every replica write pays its own device, so a write's
 latency is its slowest replica's (the paper's Fig. 4 point).
 
+An OSD with a separate BlueStore DB (minicluster.sh --db-class) has a second
+device, a loop device over tmpfs: `limit(..., devices={"7:3": 500})` caps it
+apart from the block file's disk, in the same group (the kernel keeps one rule
+per device). The loop device's own worker writes to tmpfs, not to a disk, so
+nothing of the DB's I/O is charged twice or at the disk's rate.
+
 Tried first and rejected (CEPH-FACTS.md): `osd_debug_inject_dispatch_delay`
 sleeps in the messenger threads and stalls heartbeats; Pacific's mClock
 `custom` limit holds client ops but spins the op shard thread (40-50 % CPU per
@@ -18,7 +24,9 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,6 +66,14 @@ def disk_of(path: Path, sysfs: Path = Path("/sys/dev/block")) -> str:
     return dev
 
 
+def device_number(node: Path) -> str:
+    """'major:minor' of a block device node (e.g. a DB's /dev/loopN)."""
+    st = os.stat(node)
+    if not stat.S_ISBLK(st.st_mode):
+        raise EmulationError(f"{node} is not a block device")
+    return f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+
+
 class BlkioThrottle:
     """One cgroup per OSD under blkio/ceph-sla-bench/<tag>, removed by `remove`."""
 
@@ -69,19 +85,27 @@ class BlkioThrottle:
         self.device = disk_of(data_dir)
         self.base = root / "ceph-sla-bench" / tag
 
-    def limit(self, name: str, pid: int, iops: int) -> None:
-        """Put process `pid` (all its threads) in cgroup `name`, capped at `iops` (0 = none)."""
+    def limit(self, name: str, pid: int, iops: int,
+              devices: Mapping[str, int] | None = None) -> None:
+        """Put process `pid` (all its threads) in cgroup `name`, capped at `iops` (0 = none)
+        on the disk of the data dir and at devices[dev] on each other device
+        ('major:minor', e.g. the OSD's DB loop device)."""
         group = self.base / name
         group.mkdir(parents=True, exist_ok=True)
+        caps = {self.device: iops, **(devices or {})}
         for f in LIMIT_FILES:
-            (group / f).write_text(f"{self.device} {iops}\n")
+            for dev, cap in caps.items():
+                # one rule per write(2); appending leaves the other devices' rules
+                with open(group / f, "a") as fh:
+                    fh.write(f"{dev} {cap}\n")
         (group / "cgroup.procs").write_text(f"{pid}\n")
 
-    def serviced(self, name: str) -> int:
-        """I/Os the group has issued to the disk so far (reads + writes)."""
+    def serviced(self, name: str, device: str | None = None) -> int:
+        """I/Os the group has issued so far (reads + writes) to `device` (default: the disk)."""
+        device = device or self.device
         text = (self.base / name / "blkio.throttle.io_serviced").read_text()
         return sum(int(f[2]) for f in (line.split() for line in text.splitlines())
-                   if len(f) == 3 and f[0] == self.device and f[1] in ("Read", "Write"))
+                   if len(f) == 3 and f[0] == device and f[1] in ("Read", "Write"))
 
     def remove(self, timeout: float = 15.0) -> list[str]:
         """Remove the groups; returns the ones still holding a process at the deadline.

@@ -3,12 +3,23 @@
 # and N OSDs from Debian's packages, every file under DIR, cephx on, msgr2 on.
 #
 #   minicluster.sh up DIR [--osds N] [--objectstore memstore|bluestore] [--release R]
-#                         [--packaged-modules] [--extra-conf FILE]
+#                         [--packaged-modules] [--extra-conf FILE] [--db-class ssd]
 #   minicluster.sh down DIR
 #   minicluster.sh status DIR
 #
 # --extra-conf appends FILE to ceph.conf, after its [osd] section (settings the
 # daemons read only at start, e.g. bench/sla_bench.py's device emulation).
+#
+# --db-class CLASS (with --objectstore bluestore) gives every OSD a separate
+# BlueStore block.db (RocksDB and its WAL) on a block device of its own: a loop
+# device over a sparse file in /dev/shm (SLA_MINICLUSTER_DB_SIZE, default 4G;
+# only what is written takes memory). The DB then has its own device number, so
+# a blkio throttle can cap it apart from the block file (bench/data_metadata.py).
+# CLASS names the device class the DB emulates; only `ssd` is accepted now.
+# The loop devices and files are listed in DIR/dbdevs and `down` detaches and
+# removes exactly those, also after a failed `up`. Works for every --release
+# (the roots see the host's /dev).
+#
 # `up` returns when every OSD is up and every PG is active+clean. `down` stops
 # exactly the daemons that `up` recorded in DIR/pids, by PID, and waits until
 # they are gone. Nothing is ever stopped by name.
@@ -23,6 +34,7 @@ set -euo pipefail
 CHECKOUT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PKG_MGR_DIR=/usr/share/ceph/mgr
 UP_DEADLINE_SECS=${SLA_MINICLUSTER_DEADLINE:-180}
+DB_SIZE=${SLA_MINICLUSTER_DB_SIZE:-4G}
 
 die() { echo "minicluster: $*" >&2; exit 1; }
 
@@ -109,6 +121,55 @@ undo_mounts() {
         umount "$target" 2>/dev/null || umount -l "$target" 2>/dev/null || true
     done
     rm -f "$dir/mounts"
+}
+
+# block.db devices (--db-class): DIR/dbdevs holds, in the order they were made,
+#   dir PATH              the /dev/shm directory of this cluster's DB files
+#   file PATH             a DB file, recorded before it is created
+#   loop DEV PATH osd.N   a loop device, recorded as soon as it is attached
+DBDEV=""
+make_db_device() {  # make_db_device OSD-ID: attaches its block.db device, in DBDEV
+    local id=$1 shm="" file
+    if [ -f "$DIR/dbdevs" ]; then shm=$(awk '$1 == "dir" {print $2; exit}' "$DIR/dbdevs"); fi
+    if [ -z "$shm" ]; then
+        shm=$(mktemp -d "/dev/shm/ceph-sla-db.$(basename "$DIR").XXXXXX") \
+            || fail_up "cannot make a directory in /dev/shm for the DB devices"
+        echo "dir $shm" >>"$DIR/dbdevs"
+    fi
+    file=$shm/osd.$id.db
+    echo "file $file" >>"$DIR/dbdevs"
+    truncate -s "$DB_SIZE" "$file" || fail_up "cannot create $file ($DB_SIZE, sparse)"
+    DBDEV=$(losetup --find --show "$file") || fail_up "losetup of $file failed (no free loop device?)"
+    echo "loop $DBDEV $file osd.$id" >>"$DIR/dbdevs"
+    # a loop device over tmpfs reports itself non-rotational already; say it anyway
+    echo 0 >"/sys/block/$(basename "$DBDEV")/queue/rotational" 2>/dev/null || true
+}
+
+undo_db_devices() {
+    local dir=$1 kind path back dev
+    [ -f "$dir/dbdevs" ] || return 0
+    # every loop device still backed by a recorded file, whether or not its
+    # attach was recorded; a recorded device now backed by another file is not ours
+    while read -r kind path _; do
+        [ "$kind" = file ] && [ -e "$path" ] || continue
+        for dev in $(losetup --list --noheadings --output NAME --associated "$path" 2>/dev/null); do
+            losetup --detach "$dev" 2>/dev/null || echo "minicluster: could not detach $dev ($path)" >&2
+        done
+    done <"$dir/dbdevs"
+    while read -r kind dev path _; do
+        [ "$kind" = loop ] || continue
+        back=$(losetup --noheadings --output BACK-FILE "$dev" 2>/dev/null || true)
+        if [ -n "$back" ] && [ "${back% (deleted)}" = "$path" ]; then
+            losetup --detach "$dev" 2>/dev/null || echo "minicluster: could not detach $dev ($path)" >&2
+        fi
+    done <"$dir/dbdevs"
+    while read -r kind path _; do
+        if [ "$kind" = file ]; then rm -f "$path"; fi
+    done <"$dir/dbdevs"
+    while read -r kind path _; do
+        if [ "$kind" = dir ]; then rmdir "$path" 2>/dev/null || true; fi
+    done <"$dir/dbdevs"
+    rm -f "$dir/dbdevs"
 }
 
 start_daemon() {
@@ -265,7 +326,7 @@ sys.exit(0 if ok else 1)' "$1"
 }
 
 do_up() {
-    local osds=8 objectstore=memstore release=pacific packaged=0 extra_conf=""
+    local osds=8 objectstore=memstore release=pacific packaged=0 extra_conf="" db_class=""
     while [ $# -gt 0 ]; do
         case $1 in
             # the mgr's default module path, as a package install has it (deploy/install.sh)
@@ -275,6 +336,8 @@ do_up() {
             --objectstore) objectstore=${2:?--objectstore needs memstore or bluestore}; shift 2 ;;
             # appended to ceph.conf: settings daemons read only at start (bench/sla_bench.py)
             --extra-conf) extra_conf=${2:?--extra-conf needs a file}; shift 2 ;;
+            # a separate block.db per OSD on a loop device (bench/data_metadata.py)
+            --db-class) db_class=${2:?--db-class needs a device class: ssd}; shift 2 ;;
             *) die "unknown option '$1'" ;;
         esac
     done
@@ -283,6 +346,13 @@ do_up() {
         || die "--osds must be an even number >= 2 (hosts hold one hdd and one ssd OSD), not '$osds'"
     case $release in pacific|reef|tentacle) ;; *) die "release must be pacific, reef or tentacle, not '$release'" ;; esac
     if [ -n "$extra_conf" ] && [ ! -r "$extra_conf" ]; then die "--extra-conf: cannot read '$extra_conf'"; fi
+    if [ -n "$db_class" ]; then
+        [ "$db_class" = ssd ] || die "--db-class: only 'ssd' is supported, not '$db_class'"
+        [ "$objectstore" = bluestore ] \
+            || die "--db-class needs --objectstore bluestore (block.db is a BlueStore device; $objectstore has none)"
+        command -v losetup >/dev/null || die "--db-class needs losetup (util-linux)"
+        [ -d /dev/shm ] && [ -w /dev/shm ] || die "--db-class needs a writable /dev/shm for the DB files"
+    fi
     local bin
     if [ "$release" = pacific ]; then
         for bin in ceph-mon ceph-mgr ceph-osd ceph ceph-authtool monmaptool; do
@@ -338,7 +408,7 @@ do_up() {
 
     # OSDs: host K holds osd.2K (hdd) and osd.2K+1 (ssd)
     local i uuid key id host cls
-    local hdd=() ssd=()
+    local hdd=() ssd=() db_args=()
     for ((i = 0; i < osds; i++)); do
         uuid=$(uuidgen)
         key=$(in_release ceph-authtool --gen-print-key)
@@ -346,7 +416,12 @@ do_up() {
         [ "$id" = "$i" ] || fail_up "expected osd id $i, got '$id'"
         mkdir -p "$DIR/osd/ceph-$id"
         printf '[osd.%s]\n\tkey = %s\n' "$id" "$key" >"$DIR/osd/ceph-$id/keyring"
-        in_release ceph-osd -c "$DIR/ceph.conf" -i "$id" --mkfs --osd-uuid "$uuid" \
+        if [ -n "$db_class" ]; then
+            # mkfs links osd/ceph-N/block.db to the device; the OSD opens that link
+            make_db_device "$id"
+            db_args=(--bluestore-block-db-path "$DBDEV")
+        fi
+        in_release ceph-osd -c "$DIR/ceph.conf" -i "$id" --mkfs --osd-uuid "$uuid" "${db_args[@]}" \
             >>"$DIR/log/mkfs.log" 2>&1 || fail_up "mkfs of osd.$id failed"
         host=host$((i / 2))
         if [ $((i % 2)) -eq 0 ]; then cls=hdd; hdd+=("osd.$id"); else cls=ssd; ssd+=("osd.$id"); fi
@@ -359,13 +434,13 @@ do_up() {
     wait_for "the mgr to be active" "$deadline" mgr_available
     wait_for "$osds OSDs up and all PGs active+clean" "$deadline" osds_up_and_clean "$osds"
     trap - INT TERM
-    echo "minicluster: up in $(($(date +%s) - t0)) s: 1 mon, 1 mgr, $osds OSDs ($objectstore, $release) in $DIR"
+    echo "minicluster: up in $(($(date +%s) - t0)) s: 1 mon, 1 mgr, $osds OSDs ($objectstore${db_class:+, block.db on $db_class loop devices}, $release) in $DIR"
     echo "minicluster: export CEPH_CONF=$DIR/ceph.conf"
 }
 
 do_down() {
     local dir=$1 pids pid waited=0
-    [ -f "$dir/pids" ] || { undo_mounts "$dir"; echo "minicluster: nothing recorded in $dir"; return 0; }
+    [ -f "$dir/pids" ] || { undo_mounts "$dir"; undo_db_devices "$dir"; echo "minicluster: nothing recorded in $dir"; return 0; }
     pids=$(live_pids "$dir")
     for pid in $pids; do kill -TERM "$pid" 2>/dev/null || true; done
     while [ -n "$(live_pids "$dir")" ]; do
@@ -378,6 +453,7 @@ do_down() {
     done
     : >"$dir/pids"
     undo_mounts "$dir"
+    undo_db_devices "$dir"
     echo "minicluster: stopped $(echo "$pids" | wc -w) daemons of $dir"
 }
 

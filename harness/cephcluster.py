@@ -58,14 +58,36 @@ class Cluster:
     @classmethod
     def up(cls, path: Path, osds: int = 8, objectstore: str = "memstore",
            release: str | None = None, packaged_modules: bool = False,
-           extra_conf: Path | None = None) -> Cluster:
+           extra_conf: Path | None = None, db_class: str | None = None) -> Cluster:
+        """db_class: a separate BlueStore block.db per OSD on a loop device
+        emulating that class (minicluster.sh --db-class; needs bluestore)."""
         release = release or os.environ.get("SLA_RELEASE", "pacific")
-        subprocess.run([str(MINICLUSTER), "up", str(path), "--osds", str(osds),
-                        "--objectstore", objectstore, "--release", release,
-                        *(["--packaged-modules"] if packaged_modules else []),
-                        *(["--extra-conf", str(extra_conf)] if extra_conf else [])],
-                       check=True, timeout=600)
+        try:
+            subprocess.run([str(MINICLUSTER), "up", str(path), "--osds", str(osds),
+                            "--objectstore", objectstore, "--release", release,
+                            *(["--packaged-modules"] if packaged_modules else []),
+                            *(["--extra-conf", str(extra_conf)] if extra_conf else []),
+                            *(["--db-class", db_class] if db_class else [])],
+                           check=True, timeout=600)
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+            # `up` stops what it started when it fails, unless the script itself
+            # breaks half way: stop whatever it recorded, by PID
+            if (path / "pids").exists():
+                subprocess.run([str(MINICLUSTER), "down", str(path)], timeout=120,
+                               check=False)
+            raise
         return cls(path)
+
+    def db_devices(self) -> dict[int, str]:
+        """OSD id -> its block.db loop device (/dev/loopN), as `up --db-class` recorded."""
+        record = self.path / "dbdevs"
+        out: dict[int, str] = {}
+        if record.exists():
+            for line in record.read_text().splitlines():
+                f = line.split()
+                if len(f) == 4 and f[0] == "loop" and f[3].startswith("osd."):
+                    out[int(f[3][4:])] = f[1]
+        return out
 
     def tool(self, *argv: str) -> list[str]:
         """argv of a Ceph client tool of this cluster's release."""
