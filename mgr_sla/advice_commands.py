@@ -8,6 +8,7 @@ in the store, or else from Ceph's mClock capacity options, and says which.
 """
 import errno
 import json
+import re
 import statistics
 import time
 from typing import Any, Optional
@@ -74,7 +75,7 @@ class AdviceMixin(ShellBase):
         if calibrate:
             try:
                 self._calibrate()
-            except RuntimeError as e:
+            except (RuntimeError, ValueError, TypeError) as e:
                 return _err(errno.EIO, f"calibration failed: {e}")
         try:
             advice = advise(self._advise_inputs(cost_ratio))
@@ -181,9 +182,24 @@ class AdviceMixin(ShellBase):
 
 
 def _bench_iops(osd: int, rc: int, out: str, err: str) -> float:
+    """IOPS from `osd bench`'s reply: its JSON (`iops`, or bytes written /
+    block size / seconds, at the top or one level down, as releases differ)
+    or, failing that, the "... N IOPS" of its plain text."""
     if rc != 0:
         raise RuntimeError(f"osd.{osd} bench: {err.strip() or rc}")
-    data = json.loads(out or "{}")
-    if "iops" in data:
-        return float(data["iops"])
-    return float(data["bytes_written"]) / float(data["blocksize"]) / float(data["elapsed_sec"])
+    for text in (out, err):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        for d in [data] + [v for v in data.values() if isinstance(v, dict)] \
+                if isinstance(data, dict) else []:
+            if "iops" in d:
+                return float(d["iops"])
+            if {"bytes_written", "blocksize", "elapsed_sec"} <= set(d):
+                return (float(d["bytes_written"]) / float(d["blocksize"])
+                        / float(d["elapsed_sec"]))
+    found = re.search(r"([0-9.]+)\s*(k?)\s*IOPS", f"{out} {err}", re.IGNORECASE)
+    if found:
+        return float(found.group(1)) * (1000.0 if found.group(2) else 1.0)
+    raise RuntimeError(f"osd.{osd} bench: no IOPS in its reply: {(out or err)[:200]!r}")

@@ -368,3 +368,21 @@ def test_urgent_load_isolates_while_the_upmap_batch_is_still_going_out(
         m._upmap_sender.wait(10)
     assert not m._upmap_sender.busy()
     assert len(upmaps_sent) <= UPMAP_PARALLEL  # the round in flight, no more
+
+
+@pytest.mark.parametrize("out,err,iops", [
+    ('{"bytes_written": 12288000, "blocksize": 4096, "elapsed_sec": 1.0, "iops": 3000.0}', "",
+     3000.0),
+    ('{"osd_bench_results": {"bytes_written": 12288000, "blocksize": 4096, '
+     '"elapsed_sec": 2.0}}', "", 1500.0),
+    ("", "bench: wrote 12 MiB in blocks of 4 KiB in 0.5 sec at 23 MiB/sec 6.0k IOPS", 6000.0),
+])
+def test_osd_bench_replies_of_every_shape_give_iops(out: str, err: str, iops: float) -> None:
+    """Releases reply to `osd bench` differently (Tentacle's lacked the keys
+    Pacific's JSON has): JSON at the top or one level down, or plain text."""
+    from harness.fake_mgr import install_fake_mgr_module
+    install_fake_mgr_module()
+    from mgr_sla.advice_commands import _bench_iops
+    assert _bench_iops(3, 0, out, err) == iops
+    with pytest.raises(RuntimeError, match="osd.3 bench: no IOPS"):
+        _bench_iops(3, 0, "{}", "")
