@@ -94,5 +94,6 @@ def test_quick_benchmark(tmp_path):
 
     made = plot_results.plot(results, tmp_path / "plots")
     assert [m.name for m in made] == ["urgent-latency.png", "normal-throughput.png",
-                                      "ssd-speedup.png"]
+                                      "ssd-speedup.png", "slo-objective.png"]
     assert all(m.stat().st_size > 10_000 for m in made)
+    assert "adaptive-slo" in plot_results.tables(results)  # the objective's table
