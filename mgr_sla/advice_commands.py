@@ -133,8 +133,8 @@ class AdviceMixin(ShellBase):
     def _osd_iops(self, device_class: str, calibration: dict[str, Any]) -> Measured:
         """The class's per-OSD 4 KiB write IOPS: measured by --calibrate, else
         Ceph's mClock capacity option for the class (an assumption, said so)."""
-        measured = calibration.get("classes", {}).get(device_class)
-        if measured:
+        measured = calibration.get("classes", {}).get(device_class) or {}
+        if measured.get("iops"):
             when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(calibration.get("time", 0)))
             osds = ", ".join(f"osd.{o}" for o in measured["osds"])
             return Measured(float(measured["iops"]),
@@ -145,8 +145,9 @@ class AdviceMixin(ShellBase):
             value = float(self.get_ceph_option(option))
         except Exception:  # an option this release does not have
             value = MCLOCK_DEFAULTS[kind]
-        return Measured(value, f"not measured: Ceph's {option} ({value:g}); "
-                               "'ceph sla advise --calibrate' measures")
+        why = (f"osd bench failed ({measured['failed']})" if measured.get("failed")
+               else "not measured ('ceph sla advise --calibrate' measures)")
+        return Measured(value, f"{why}: Ceph's {option} ({value:g})")
 
     def _stored_calibration(self) -> dict[str, Any]:
         try:
@@ -172,10 +173,21 @@ class AdviceMixin(ShellBase):
                                   json.dumps({**BENCH, "format": "json"}), "")
         classes: dict[str, Any] = {}
         for cls, osds in picked.items():
-            iops = [_bench_iops(osd, *results[osd].wait()) for osd in osds]
+            iops: list[float] = []
+            failed: list[str] = []
+            for osd in osds:
+                try:
+                    iops.append(_bench_iops(osd, *results[osd].wait()))
+                except (RuntimeError, ValueError, TypeError) as e:
+                    # e.g. Tentacle's memstore refuses the bench's cache flush:
+                    # the class falls back to the mClock option, and says why
+                    failed.append(str(e))
             if iops:
-                classes[cls] = {"iops": round(statistics.median(iops), 1), "osds": osds,
+                classes[cls] = {"iops": round(statistics.median(iops), 1),
+                                "osds": [o for o in osds if o in results][:len(iops)],
                                 "samples": [round(v, 1) for v in iops]}
+            elif failed:
+                classes[cls] = {"failed": failed[0][:200]}
         if not classes:
             raise RuntimeError("no up OSD of classes " + ", ".join(picked))
         self.set_store(CALIBRATION_KEY, json.dumps({"time": time.time(), "classes": classes}))

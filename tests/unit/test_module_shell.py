@@ -386,3 +386,23 @@ def test_osd_bench_replies_of_every_shape_give_iops(out: str, err: str, iops: fl
     assert _bench_iops(3, 0, out, err) == iops
     with pytest.raises(RuntimeError, match="osd.3 bench: no IOPS"):
         _bench_iops(3, 0, "{}", "")
+
+
+def test_a_class_whose_osd_bench_fails_falls_back_and_says_why(cluster: FakeCluster) -> None:
+    """Tentacle's memstore OSDs refuse the bench's cache flush: advise still
+    answers, with the class's mClock option and the bench's error as basis."""
+    m = managed(cluster, {})
+    real = cluster.send_command
+
+    def refuse_hdd(result: Any, svc_type: str, svc_id: str, command: str, tag: str) -> None:
+        if int(svc_id) % 2 == 0:
+            result.result = (0, "", "Error flushing objectstore cache: (1) Operation not "
+                                    "permitted")
+            return
+        real(result, svc_type, svc_id, command, tag)
+
+    m.send_command = refuse_hdd
+    assert m.cmd_advise(calibrate=True).retval == 0
+    advice = json.loads(m.cmd_advise(format=_fmt("json")).stdout)
+    assert "osd bench failed (osd.0 bench: no IOPS" in advice["normal_client_capacity_basis"]
+    assert "osd bench 4 KiB on osd.1, osd.3" in advice["urgent_client_capacity_basis"]
