@@ -18,20 +18,24 @@ workloads with fio's rados engine (one job, 16 writes in flight): `4m`, whole
 4 MB objects (the paper's object size), 256 of them written round robin; `4k`,
 4 KiB objects, a new object per write (metadata heavy). Reported per layout
 and workload: ops/s, MB/s, p50 and p99 latency, CPU busy and each device's I/O
-rate against its cap. The DB fraction f is BlueFS `db_used_bytes` added per
-BlueStore `bluestore_stored` byte added by a run, both read from the OSDs'
-admin sockets after a RocksDB compaction (which flushes the memtables and
-releases the WAL: what stays is the metadata). Performance per cost at
-HDD:SSD price-per-GB ratios 1:2, 1:5 and 1:10 uses the capacity each layout
-needs per GB of data: hdd 1, ssd r, hdd+ssd 1 + f r, ssd+ssd r (1 + f); the
-same with f = 4% and 6% (rule-of-thumb DB sizes) is reported too. An uncapped
-run of both workloads on the plain cluster shows what the CPU allows.
+rate against its cap. The DB fraction f is the RocksDB SST bytes (`bluefs
+stats`, REAL) added per BlueStore `bluestore_stored` byte added by a run, both
+read from the OSDs' admin sockets after a RocksDB compaction (which flushes the
+memtables and releases the WAL: what stays is the metadata); BlueFS
+`db_used_bytes` is reported beside it, but it moves in 1 MiB allocation units
+and with BlueFS's own journal, which at this scale swamps the metadata of a
+run. Performance per cost at HDD:SSD price-per-GB ratios 1:2, 1:5 and 1:10
+uses the capacity each layout needs per GB of data: hdd 1, ssd r, hdd+ssd
+1 + f r, ssd+ssd r (1 + f); the same with f = 4% and 6% (rule-of-thumb DB
+sizes) is reported too. An uncapped run of both workloads on the plain
+cluster shows what the CPU allows.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
 import json
+import re
 import shutil
 import socket
 import struct
@@ -68,7 +72,7 @@ CONFIGS: dict[str, tuple[str, str | None]] = {
     "hdd+ssd": ("hdd", "ssd"), "ssd+ssd": ("ssd", "ssd")}
 UNCAPPED = "uncapped"  # reference: the plain cluster without caps (what the CPU allows)
 COST_RATIOS = ("1:2", "1:5", "1:10")  # HDD:SSD price per GB, as the paper writes them
-DEFAULT_DB_FRACTION = 0.04
+DEFAULT_DB_FRACTION = 0.04  # Ceph's advice: block.db at least 4% of block
 # block.db sized as Ceph's docs advise at least (4% of block) and as the paper measured (6%)
 SENSITIVITY_FRACTIONS = (0.04, 0.06)
 MB = 1_000_000
@@ -143,10 +147,38 @@ def speedups(perf: Mapping[str, float], base: str = "hdd") -> dict[str, float]:
     return {c: round(p / perf[base], 2) for c, p in perf.items()} if perf.get(base) else {}
 
 
-def osd_space(dumps: Mapping[int, Mapping[str, Any]]) -> dict[str, int]:
-    """Summed BlueFS/BlueStore space counters of `perf dump`s (by OSD id)."""
-    out = {"db_used_bytes": 0, "slow_used_bytes": 0, "wal_used_bytes": 0, "stored_bytes": 0,
-           "allocated_bytes": 0}
+_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+_SIZE = re.compile(r"(\d+(?:\.\d+)?) (B|KiB|MiB|GiB|TiB)\b")
+
+
+def bluefs_real(text: str) -> dict[str, int]:
+    """Bytes in use per BlueFS file kind (LOG: BlueFS's journal, WAL: RocksDB's logs,
+    DB: its SST files, SLOW) from the REAL column of `bluefs stats`'s usage matrix.
+
+    The other columns are space allocated per device, in 1 MiB units on a DB device.
+    {} when there is no matrix (BlueFS on the one shared device)."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("DEV/LEV")), None)
+    if start is None or "REAL" not in lines[start].split():
+        return {}
+    col = lines[start].split().index("REAL") - 1  # sizes start after the row's label
+    out: dict[str, int] = {}
+    for line in lines[start + 1:]:
+        fields = line.split()
+        if not fields or fields[0] not in ("LOG", "WAL", "DB", "SLOW"):
+            break  # TOTAL, then the MAXIMUMS table
+        sizes = _SIZE.findall(line)
+        if len(sizes) > col:
+            out[fields[0]] = round(float(sizes[col][0]) * _UNITS[sizes[col][1]])
+    return out
+
+
+def osd_space(dumps: Mapping[int, Mapping[str, Any]],
+              bluefs: Mapping[int, Mapping[str, int]] | None = None) -> dict[str, Any]:
+    """Summed BlueFS/BlueStore space counters of `perf dump`s (by OSD id), and the
+    SST bytes of bluefs_real()s (None unless every OSD has them)."""
+    out: dict[str, Any] = {"db_used_bytes": 0, "slow_used_bytes": 0, "wal_used_bytes": 0,
+                           "stored_bytes": 0, "allocated_bytes": 0}
     for dump in dumps.values():
         fs, bs = dump.get("bluefs", {}), dump.get("bluestore", {})
         out["db_used_bytes"] += int(fs.get("db_used_bytes", 0))
@@ -154,17 +186,28 @@ def osd_space(dumps: Mapping[int, Mapping[str, Any]]) -> dict[str, int]:
         out["wal_used_bytes"] += int(fs.get("wal_used_bytes", 0))
         out["stored_bytes"] += int(bs.get("bluestore_stored", 0))
         out["allocated_bytes"] += int(bs.get("bluestore_allocated", 0))
+    real = [bluefs.get(o, {}) for o in dumps] if bluefs is not None else []
+    out["sst_bytes"] = sum(r["DB"] for r in real) if real and all("DB" in r for r in real) \
+        else None
     return out
 
 
-def db_fraction(before: Mapping[str, int], after: Mapping[str, int]) -> float | None:
-    """BlueFS DB bytes per BlueStore stored byte added between two osd_space()s.
-
-    Spillover (BlueFS data on the slow device) counts as DB. None if nothing was stored."""
+def db_fraction(before: Mapping[str, Any], after: Mapping[str, Any]) -> float | None:
+    """BlueFS DB bytes in use (db_used_bytes) per BlueStore stored byte added between
+    two osd_space()s. Spillover (BlueFS data on the slow device) counts as DB.
+    None if nothing was stored."""
     stored = after["stored_bytes"] - before["stored_bytes"]
     db = (after["db_used_bytes"] + after["slow_used_bytes"]
           - before["db_used_bytes"] - before["slow_used_bytes"])
     return round(db / stored, 4) if stored > 0 else None
+
+
+def sst_fraction(before: Mapping[str, Any], after: Mapping[str, Any]) -> float | None:
+    """RocksDB SST bytes per BlueStore stored byte added between two osd_space()s."""
+    stored = after["stored_bytes"] - before["stored_bytes"]
+    if stored <= 0 or before.get("sst_bytes") is None or after.get("sst_bytes") is None:
+        return None
+    return round((after["sst_bytes"] - before["sst_bytes"]) / stored, 5)
 
 
 def fio_writes(report: Mapping[str, Any]) -> dict[str, float]:
@@ -184,15 +227,16 @@ def fio_writes(report: Mapping[str, Any]) -> dict[str, float]:
             "mean_ms": w["lat_ns"]["mean"] / 1e6, "ops": w["total_ios"], "secs": secs}
 
 
-def asok_reply(data: bytes) -> Any:
-    """An admin socket's reply: a 4-byte big-endian length, then that much JSON."""
+def asok_reply(data: bytes, text: bool = False) -> Any:
+    """An admin socket's reply: a 4-byte big-endian length, then that much JSON
+    (or, with text, whatever the command printed)."""
     if len(data) < 4:
         raise RuntimeError("no reply from the admin socket")
     (length,) = struct.unpack(">I", data[:4])
     body = data[4:4 + length]
     if len(body) < length:
         raise RuntimeError(f"admin socket reply cut short: {len(body)} of {length} bytes")
-    return json.loads(body)
+    return body.decode(errors="replace") if text else json.loads(body)
 
 
 def device_use(row: Mapping[str, Any], kind: str) -> str:
@@ -213,15 +257,21 @@ def table(results: Mapping[str, Any]) -> str:
             f"| {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r.get('speedup_over_hdd', '-')} "
             f"| {r.get('cpu_busy_percent', '-')} | {device_use(r, 'block')} "
             f"| {device_use(r, 'db')} |")
+    fractions = results.get("db_fraction") or {}
+    if fractions:
+        lines += ["", "DB fraction f (SST bytes per stored byte): " + ", ".join(
+            f"{w.name} {fractions[w.name]['value']:.3%}"
+            + ("" if fractions[w.name].get("measured") else " (default)")
+            for w in WORKLOADS if w.name in fractions)]
     for key, what in (("perf_per_cost", "MB/s per cost unit, 4 MB writes"),
                       ("perf_per_cost_4k", "ops/s per cost unit, 4 KiB writes")):
         ppc = results.get(key)
         if not ppc:
             continue
-        layouts = list(next(iter(ppc.values())))
+        layouts = [c for c in CONFIGS if c in next(iter(ppc.values()))]
         lines += ["", f"| SSD:HDD price ({what}) | " + " | ".join(layouts) + " | best |",
                   "|---" * (len(layouts) + 2) + "|"]
-        for label, row in ppc.items():
+        for label, row in sorted(ppc.items(), key=lambda kv: cost_ratio(kv[0])):
             hdd, ssd = label.split(":")
             best = max(row, key=lambda c: row[c])
             lines.append(f"| {ssd}:{hdd} | " + " | ".join(
@@ -232,8 +282,9 @@ def table(results: Mapping[str, Any]) -> str:
 
 # -- the cluster ----------------------------------------------------------------
 
-def asok_command(path: Path, prefix: str, timeout: float = 30) -> Any:
-    """A daemon's admin socket command (what `ceph daemon` does, without a CLI start)."""
+def asok_command(path: Path, prefix: str, timeout: float = 30, text: bool = False) -> Any:
+    """A daemon's admin socket command (what `ceph daemon` does, without a CLI start);
+    text: the reply as it is (commands such as `bluefs stats` print no JSON)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(timeout)
         s.connect(str(path))
@@ -246,7 +297,7 @@ def asok_command(path: Path, prefix: str, timeout: float = 30) -> Any:
             data += chunk
             if len(data) >= 4 and len(data) >= 4 + struct.unpack(">I", data[:4])[0]:
                 break
-    return asok_reply(data)
+    return asok_reply(data, text)
 
 
 class Bench:
@@ -281,16 +332,19 @@ class Bench:
             out["db"] = {o: self.throttle.serviced(f"osd.{o}", self.db[o]) for o in self.pids}
         return out
 
-    def asok(self, osd: int, prefix: str, timeout: float = 30) -> Any:
-        return asok_command(self.cluster.path / "run" / f"ceph-osd.{osd}.asok", prefix, timeout)
+    def asok(self, osd: int, prefix: str, timeout: float = 30, text: bool = False) -> Any:
+        return asok_command(self.cluster.path / "run" / f"ceph-osd.{osd}.asok", prefix,
+                            timeout, text)
 
-    def space(self) -> dict[str, int]:
+    def space(self) -> dict[str, Any]:
         """Space counters once every OSD has compacted its RocksDB: the memtables are
         flushed into SST files and the WAL files are released, so BlueFS holds
         the metadata that stays, not what the last seconds left in the WAL."""
         for o in self.pids:
             self.asok(o, "compact", timeout=600)
-        return osd_space({o: self.asok(o, "perf dump") for o in self.pids})
+        return osd_space({o: self.asok(o, "perf dump") for o in self.pids},
+                         {o: bluefs_real(self.asok(o, "bluefs stats", text=True))
+                          for o in self.pids})
 
     def fresh_pool(self, name: str) -> None:
         self.cluster.create_pool(name, self.plan.pg_num, size=3)
@@ -326,9 +380,11 @@ class Bench:
             "p50_ms": round(w["p50_ms"], 2), "p99_ms": round(w["p99_ms"], 2),
             "mean_ms": round(w["mean_ms"], 2), "ops": w["ops"], "cpu_busy_percent": cpu,
             "block_cap_iops": self.caps[0] or None, "db_cap_iops": self.caps[1] or None,
-            "db_fraction": db_fraction(space0, space1),
-            "db_fraction_total": round((space1["db_used_bytes"] + space1["slow_used_bytes"])
-                                       / max(space1["stored_bytes"], 1), 4),
+            "sst_fraction": sst_fraction(space0, space1),
+            "db_used_fraction": db_fraction(space0, space1),
+            "db_used_fraction_total": round(
+                (space1["db_used_bytes"] + space1["slow_used_bytes"])
+                / max(space1["stored_bytes"], 1), 4),
             "space_after": space1}
         # device I/O per OSD over the whole fio run (its ramp included: same for all)
         for kind in ("block", "db"):
@@ -388,15 +444,20 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         by = {r["config"]: r for r in rows if r["workload"] == wl.name}
         for c, s in speedups({c: r["ops_per_sec"] for c, r in by.items()}).items():
             by[c]["speedup_over_hdd"] = s
-        measured = [by[c]["db_fraction"] for c in ("hdd+ssd", "ssd+ssd")
-                    if c in by and by[c].get("db_fraction") is not None
-                    and by[c]["db_fraction"] > 0]
-        f = round(sum(measured) / len(measured), 4) if measured else DEFAULT_DB_FRACTION
+        dbs = [c for c in ("hdd+ssd", "ssd+ssd") if c in by]
+        # a compaction may free more than a run added: no measure, not a negative size
+        measured = {c: by[c]["sst_fraction"] for c in dbs
+                    if by[c].get("sst_fraction") is not None and by[c]["sst_fraction"] >= 0}
+        f = (round(sum(measured.values()) / len(measured), 5) if measured
+             else DEFAULT_DB_FRACTION)
         fractions[wl.name] = {
             "value": f, "measured": measured,
-            "source": ("mean over hdd+ssd and ssd+ssd of (BlueFS db_used + slow_used bytes "
-                       "added) / (BlueStore stored bytes added) during the run, all OSDs, "
-                       "each read after a RocksDB compaction of every OSD"
+            "db_used_fraction": {c: by[c].get("db_used_fraction") for c in dbs},
+            "source": ("mean over the layouts with a DB device of the RocksDB SST bytes "
+                       "(REAL column of `bluefs stats`) added per BlueStore stored byte added "
+                       "by the run, all OSDs, each read after a RocksDB compaction of every "
+                       "OSD; db_used_fraction: the same with BlueFS db_used_bytes, which "
+                       "counts space in 1 MiB allocation units plus BlueFS's own journal"
                        if measured else f"not measured: default {DEFAULT_DB_FRACTION}")}
         metric = "mb_per_sec" if wl.name == "4m" else "ops_per_sec"
         key = "perf_per_cost" if wl.name == "4m" else f"perf_per_cost_{wl.name}"

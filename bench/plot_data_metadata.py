@@ -27,6 +27,12 @@ def rows_by(results: dict[str, Any], workload: str) -> dict[str, dict[str, Any]]
     return {r["config"]: r for r in results["configs"] if r["workload"] == workload}
 
 
+def price_ratio(label: str) -> float:
+    """'1:5' (HDD:SSD) -> 5.0."""
+    hdd, ssd = label.split(":")
+    return float(ssd) / float(hdd)
+
+
 def relative(table: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
     """Each ratio's row divided by its hdd value (the paper's bars are relative)."""
     return {label: {c: v / row["hdd"] for c, v in row.items()} for label, row in table.items()}
@@ -89,7 +95,7 @@ def plot(results: dict[str, Any], out: Path) -> list[Path]:
     maps = [(k, label) for k, label in (("perf_per_cost", "4 MB writes"),
                                         ("perf_per_cost_4k", "4 KiB writes (hatched)"))
             if results.get(k)]
-    ratios = list(results["perf_per_cost"])
+    ratios = sorted(results["perf_per_cost"], key=price_ratio)  # the JSON's keys are sorted
     fig, axes = plt.subplots(1, len(ratios), figsize=(4 * len(ratios), 3.8), sharey=True)
     width = 0.8 / len(maps)
     for ax, label in zip(axes, ratios):
@@ -105,10 +111,11 @@ def plot(results: dict[str, Any], out: Path) -> list[Path]:
         ax.set_xticks(range(len(LAYOUTS)), LAYOUTS, fontsize=8)
         ax.axhline(1.0, color="k", lw=0.5)
     axes[0].set_ylabel("performance per cost, relative to hdd")
-    axes[0].legend(fontsize=8)
+    axes[-1].legend(fontsize=8, loc="upper right")  # the dearest SSDs leave that corner free
     f = results["db_fraction"]
     fig.suptitle("Performance per cost (capacity for the same data; DB fraction f = "
-                 + ", ".join(f"{f[w]['value']:.2%} ({WORKLOADS[w]})" for w in f) + ")",
+                 + ", ".join(f"{f[w]['value']:.2%} ({WORKLOADS[w]})" for w in WORKLOADS if w in f)
+                 + ")",
                  fontsize=10)
     fig.tight_layout()
     made.append(out / "data-metadata-cost.png")

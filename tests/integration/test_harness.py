@@ -62,3 +62,61 @@ def test_busy_dir_and_bad_options_are_refused_with_one_line(cluster: Cluster) ->
                        capture_output=True, text=True, timeout=30)
     assert p.returncode != 0 and "cannot read '/nonexistent.conf'" in p.stderr
     assert not Path("/tmp/x").exists()
+
+
+def _loops_backed_by(marker: str) -> list[str]:
+    """Attached loop devices whose backing file path contains `marker`."""
+    out = subprocess.run(["losetup", "--list", "--noheadings", "--output", "NAME,BACK-FILE"],
+                         capture_output=True, text=True, timeout=30, check=True).stdout
+    return [line for line in out.splitlines() if marker in line]
+
+
+def test_db_class_gives_each_osd_its_own_block_db_and_down_detaches_it(tmp_path: Path) -> None:
+    # a DIR name of its own: the DB files live in /dev/shm/ceph-sla-db.<name>.XXXXXX
+    c = Cluster.up(tmp_path / "dbclass", osds=2, objectstore="bluestore", db_class="ssd")
+    try:
+        devs = c.db_devices()
+        assert set(devs) == {0, 1} and len(set(devs.values())) == 2
+        files = [line.split()[1] for line in (c.path / "dbdevs").read_text().splitlines()
+                 if line.startswith("file ")]
+        assert len(files) == 2 and all(f.startswith("/dev/shm/") for f in files)
+        for osd, dev in devs.items():
+            meta = c.json("osd", "metadata", str(osd))
+            assert meta["bluefs_dedicated_db"] == "1", meta
+            assert meta["bluefs_db_rotational"] == "0", meta
+            assert Path(dev).name in meta["bluefs_db_devices"], meta
+        assert len(_loops_backed_by("ceph-sla-db.dbclass.")) == 2
+    finally:
+        c.down()
+    assert _loops_backed_by("ceph-sla-db.dbclass.") == []
+    assert not any(Path(f).exists() for f in files)
+    assert not (c.path / "dbdevs").exists()
+
+
+def test_db_class_failed_up_leaves_no_loop_device(tmp_path: Path) -> None:
+    # osd.0's mkfs fails after its DB device is attached (its data dir is a file): `up`
+    # must undo it
+    (tmp_path / "not-a-dir").write_text("")
+    bad = tmp_path / "bad.conf"
+    bad.write_text(f"osd data = {tmp_path / 'not-a-dir'}\n")
+    release = os.environ.get("SLA_RELEASE", "pacific")
+    p = subprocess.run([str(MINICLUSTER), "up", str(tmp_path / "dbfail"), "--osds", "2",
+                        "--objectstore", "bluestore", "--db-class", "ssd",
+                        "--extra-conf", str(bad), "--release", release],
+                       capture_output=True, text=True, timeout=300)
+    if p.returncode == 0:  # never leave a cluster behind, even when the test fails
+        subprocess.run([str(MINICLUSTER), "down", str(tmp_path / "dbfail")], timeout=120)
+    assert p.returncode != 0 and "mkfs of osd.0 failed" in p.stderr, p.stderr[-2000:]
+    assert _loops_backed_by("ceph-sla-db.dbfail.") == []
+    assert not list(Path("/dev/shm").glob("ceph-sla-db.dbfail.*"))
+    assert Cluster(tmp_path / "dbfail").pids() == {}  # every daemon it started is stopped
+
+
+def test_db_class_is_refused_without_bluestore_or_for_another_class() -> None:
+    p = subprocess.run([str(MINICLUSTER), "up", "/tmp/x", "--db-class", "ssd"],
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode != 0 and "needs --objectstore bluestore" in p.stderr
+    p = subprocess.run([str(MINICLUSTER), "up", "/tmp/x", "--objectstore", "bluestore",
+                        "--db-class", "nvme"], capture_output=True, text=True, timeout=30)
+    assert p.returncode != 0 and "only 'ssd'" in p.stderr
+    assert not Path("/tmp/x").exists()

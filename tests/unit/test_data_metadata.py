@@ -61,7 +61,7 @@ def _dump(db: int, stored: int, slow: int = 0) -> dict:
 def test_osd_space_sums_the_osds_and_tolerates_missing_loggers():
     space = D.osd_space({0: _dump(10, 100, 1), 1: _dump(20, 300), 2: {}})
     assert space == {"db_used_bytes": 30, "slow_used_bytes": 1, "wal_used_bytes": 0,
-                     "stored_bytes": 400, "allocated_bytes": 800}
+                     "stored_bytes": 400, "allocated_bytes": 800, "sst_bytes": None}
 
 
 def test_db_fraction_is_added_db_over_added_data_spillover_included():
@@ -69,6 +69,43 @@ def test_db_fraction_is_added_db_over_added_data_spillover_included():
     after = D.osd_space({0: _dump(130, 2000, slow=20)})
     assert D.db_fraction(before, after) == 0.05
     assert D.db_fraction(before, before) is None
+
+
+# `ceph daemon osd.0 bluefs stats` on Pacific 16.2.15 with a separate DB device
+BLUEFS_STATS = """1 : device size 0xffffe000 : using 0x13800000(312 MiB)
+2 : device size 0x280000000 : using 0x1af24000(431 MiB)
+RocksDBBlueFSVolumeSelector Usage Matrix:
+DEV/LEV     WAL         DB          SLOW        *           *           REAL        FILES
+LOG         0 B         18 MiB      0 B         0 B         0 B         16 MiB      1
+WAL         0 B         282 MiB     0 B         0 B         0 B         57 MiB      1
+DB          0 B         12 MiB      0 B         0 B         0 B         76 KiB      10
+SLOW        0 B         0 B         0 B         0 B         0 B         0 B         0
+TOTAL       0 B         312 MiB     0 B         0 B         0 B         0 B         12
+MAXIMUMS:
+LOG         0 B         24 MiB      0 B         0 B         0 B         20 MiB
+DB          0 B         19 MiB      0 B         0 B         0 B         112 KiB
+>> SIZE <<  0 B         3.8 GiB     9.5 GiB
+"""
+
+
+def test_bluefs_real_reads_the_usage_matrix():
+    assert D.bluefs_real(BLUEFS_STATS) == {"LOG": 16 << 20, "WAL": 57 << 20, "DB": 76 << 10,
+                                           "SLOW": 0}
+    assert D.bluefs_real(BLUEFS_STATS.replace("76 KiB", "6.3 MiB"))["DB"] == round(6.3 * 2**20)
+    assert D.bluefs_real("1 : device size 0x1 : using 0x0(0 B)\n") == {}  # one shared device
+
+
+def test_sst_fraction_needs_every_osd_and_new_data():
+    real0, real1 = {"DB": 1000}, {"DB": 1500}
+    before = D.osd_space({0: _dump(0, 10_000), 1: _dump(0, 10_000)}, {0: real0, 1: real0})
+    after = D.osd_space({0: _dump(0, 20_000), 1: _dump(0, 20_000)}, {0: real1, 1: real1})
+    assert (before["sst_bytes"], after["sst_bytes"]) == (2000, 3000)
+    assert D.sst_fraction(before, after) == 0.05
+    assert D.sst_fraction(before, before) is None
+    partial = D.osd_space({0: _dump(0, 20_000), 1: _dump(0, 20_000)}, {0: real1, 1: {}})
+    assert partial["sst_bytes"] is None
+    assert D.sst_fraction(before, partial) is None
+    assert D.osd_space({0: _dump(0, 1)})["sst_bytes"] is None
 
 
 def _fio(total_ios: int, io_bytes: int, runtime_ms: int = 2000) -> dict:
@@ -97,6 +134,7 @@ def test_fio_writes_refuses_an_empty_or_multi_job_report():
 def test_asok_reply_framing():
     body = json.dumps({"bluefs": {"db_used_bytes": 7}}).encode()
     assert D.asok_reply(struct.pack(">I", len(body)) + body) == {"bluefs": {"db_used_bytes": 7}}
+    assert D.asok_reply(struct.pack(">I", 4) + b"text", text=True) == "text"
     with pytest.raises(RuntimeError, match="no reply"):
         D.asok_reply(b"")
     with pytest.raises(RuntimeError, match="cut short"):
@@ -140,7 +178,8 @@ def _rows():
                          "block_iops_per_osd": 140.0, "block_cap_iops": 150,
                          "db_iops_per_osd": 80.0 if "+" in cfg else None,
                          "db_cap_iops": 500 if "+" in cfg else None,
-                         "db_fraction": frac if "+" in cfg else 0.3})
+                         "sst_fraction": frac if "+" in cfg else None,
+                         "db_used_fraction": frac * 3 if "+" in cfg else 0.3})
     return rows
 
 
@@ -149,6 +188,8 @@ def test_summarize_speedups_fraction_and_costs_per_workload():
     s = D.summarize(rows)
     assert s["speedup_over_hdd_4m"] == {"hdd": 1.0, "ssd": 3.0, "hdd+ssd": 2.0, "ssd+ssd": 3.3}
     assert s["db_fraction"]["4m"]["value"] == 0.01
+    assert s["db_fraction"]["4m"]["measured"] == {"hdd+ssd": 0.01, "ssd+ssd": 0.01}
+    assert s["db_fraction"]["4m"]["db_used_fraction"] == {"hdd+ssd": 0.03, "ssd+ssd": 0.03}
     assert s["db_fraction"]["4k"]["value"] == 0.5
     assert set(s["perf_per_cost"]) == {"1:2", "1:5", "1:10"}
     assert set(s["perf_per_cost"]["1:5"]) == {"hdd", "ssd", "hdd+ssd", "ssd+ssd"}  # no reference
@@ -165,8 +206,17 @@ def test_summarize_speedups_fraction_and_costs_per_workload():
                 and r["workload"] == "4m")["speedup_over_hdd"] == 5.0
 
 
+def test_summarize_ignores_a_negative_fraction():
+    rows = _rows()
+    for r in rows:
+        if r["config"] == "ssd+ssd" and r["workload"] == "4m":
+            r["sst_fraction"] = -0.002  # a compaction freed more than the run added
+    f = D.summarize(rows)["db_fraction"]["4m"]
+    assert f["measured"] == {"hdd+ssd": 0.01} and f["value"] == 0.01
+
+
 def test_summarize_falls_back_to_the_default_fraction():
-    rows = [{**r, "db_fraction": None} for r in _rows()]
+    rows = [{**r, "sst_fraction": None} for r in _rows()]
     s = D.summarize(rows)
     assert s["db_fraction"]["4m"]["value"] == D.DEFAULT_DB_FRACTION
     assert "not measured" in s["db_fraction"]["4m"]["source"]
@@ -181,6 +231,7 @@ def test_table_renders_rows_and_cost_maps():
     assert "| SSD:HDD price (MB/s per cost unit, 4 MB writes) | hdd | ssd | hdd+ssd | ssd+ssd" \
         in text
     assert "| 10:1 |" in text and "| hdd+ssd |\n" in text
+    assert "DB fraction f (SST bytes per stored byte): 4m 1.000%, 4k 50.000%" in text
 
 
 def test_throttle_caps_a_second_device_in_the_same_group(tmp_path, monkeypatch):
