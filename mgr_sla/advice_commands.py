@@ -174,17 +174,19 @@ class AdviceMixin(ShellBase):
         classes: dict[str, Any] = {}
         for cls, osds in picked.items():
             iops: list[float] = []
+            measured: list[int] = []
             failed: list[str] = []
             for osd in osds:
                 try:
                     iops.append(_bench_iops(osd, *results[osd].wait()))
+                    measured.append(osd)
                 except (RuntimeError, ValueError, TypeError) as e:
                     # e.g. Tentacle's memstore refuses the bench's cache flush:
                     # the class falls back to the mClock option, and says why
                     failed.append(str(e))
             if iops:
                 classes[cls] = {"iops": round(statistics.median(iops), 1),
-                                "osds": [o for o in osds if o in results][:len(iops)],
+                                "osds": measured,
                                 "samples": [round(v, 1) for v in iops]}
             elif failed:
                 classes[cls] = {"failed": failed[0][:200]}

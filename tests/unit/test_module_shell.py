@@ -406,3 +406,20 @@ def test_a_class_whose_osd_bench_fails_falls_back_and_says_why(cluster: FakeClus
     advice = json.loads(m.cmd_advise(format=_fmt("json")).stdout)
     assert "osd bench failed (osd.0 bench: no IOPS" in advice["normal_client_capacity_basis"]
     assert "osd bench 4 KiB on osd.1, osd.3" in advice["urgent_client_capacity_basis"]
+
+
+def test_the_basis_names_the_osds_whose_bench_was_measured(cluster: FakeCluster) -> None:
+    """One OSD of a class fails its bench: the basis names the one measured."""
+    m = managed(cluster, {})
+    real = cluster.send_command
+
+    def refuse_osd0(result: Any, svc_type: str, svc_id: str, command: str, tag: str) -> None:
+        if svc_id == "0":
+            result.result = (-1, "", "Operation not permitted")
+            return
+        real(result, svc_type, svc_id, command, tag)
+
+    m.send_command = refuse_osd0
+    assert m.cmd_advise(calibrate=True).retval == 0
+    advice = json.loads(m.cmd_advise(format=_fmt("json")).stdout)
+    assert "osd bench 4 KiB on osd.2, median" in advice["normal_client_capacity_basis"]
