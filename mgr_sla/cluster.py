@@ -10,11 +10,75 @@ from typing import Any
 
 @dataclass(frozen=True)
 class PoolInfo:
+    """One pool of the osd_map dump (`pg_pool_t::dump`).
+
+    The PG counts follow Ceph's names: `pg_num` PGs exist (the mon refuses an
+    upmap entry for a PG at or above it), `pg_num_pending` is the count a
+    merge is about to shrink to (below `pg_num` only while the last PG merges
+    into its parent), `pg_num_target` is where the mgr steps `pg_num` to, and
+    `pgp_num` (`pg_placement_num` in the dump) is how many PGs CRUSH places on
+    their own seed: a PG at or above it maps like its ancestor
+    (`placement_seed`). 0 means the dump did not say (an older dump, a test's
+    dict): then nothing is known to be splitting or merging."""
+
     pool_id: int
     name: str
     rule_id: int
     size: int
     erasure: bool = False  # an erasure-coded pool (osd_map pool type 3)
+    min_size: int = 0
+    pg_num: int = 0
+    pg_num_pending: int = 0
+    pg_num_target: int = 0
+    pgp_num: int = 0
+    pgp_num_target: int = 0
+    quota_max_bytes: int = 0  # 0: no quota
+    pg_autoscale_mode: str = ""  # 'on', 'warn', 'off'; '' when the dump has none
+
+    @property
+    def merging(self) -> bool:
+        """A merge is under way or coming: the mgr steps pg_num down toward
+        pg_num_target, one PG at a time (the balancer's `pools_with_pg_merge`),
+        or the mon already waits for the last PG to merge (pg_num_pending)."""
+        return 0 < self.pg_num_target < self.pg_num or 0 < self.pg_num_pending < self.pg_num
+
+    @property
+    def splitting(self) -> bool:
+        """pg_num grows toward pg_num_target, or pgp_num still lags pg_num: new
+        PGs exist or will, and some map like their parent for now."""
+        return (self.pg_num_target > self.pg_num > 0
+                or (0 < self.pgp_num < self.pg_num and not self.merging)
+                or self.pgp_num_target > self.pgp_num > 0)
+
+
+def _int(entry: Mapping[str, Any], key: str, default: int) -> int:
+    try:
+        return int(entry.get(key, default))
+    except (TypeError, ValueError):
+        return default
+
+
+def pool_info(p: Mapping[str, Any]) -> PoolInfo:
+    """A PoolInfo from one `pools` entry of the osd_map dump. Pacific through
+    Tentacle dump every field used here (`pg_pool_t::dump`: `min_size`,
+    `pg_num`, `pg_placement_num`, `pg_placement_num_target`, `pg_num_target`,
+    `pg_num_pending`, `quota_max_bytes`, `pg_autoscale_mode`); a missing key
+    falls back to what changes nothing (the counts to `pg_num`, no quota)."""
+    pg_num = _int(p, "pg_num", 0)
+    pgp_num = _int(p, "pg_placement_num", _int(p, "pgp_num", pg_num))
+    size = int(p["size"])
+    return PoolInfo(
+        int(p["pool"]), str(p["pool_name"]), int(p["crush_rule"]), size,
+        int(p.get("type", 1)) == 3,
+        min_size=_int(p, "min_size", 0),
+        pg_num=pg_num,
+        pg_num_pending=_int(p, "pg_num_pending", pg_num),
+        pg_num_target=_int(p, "pg_num_target", pg_num),
+        pgp_num=pgp_num,
+        pgp_num_target=_int(p, "pg_placement_num_target", pgp_num),
+        quota_max_bytes=_int(p, "quota_max_bytes", 0),
+        pg_autoscale_mode=str(p.get("pg_autoscale_mode") or ""),
+    )
 
 
 @dataclass(frozen=True)
@@ -42,11 +106,7 @@ class ClusterView:
 
 
 def cluster_view(osd_map: Mapping[str, Any], crush: Mapping[str, Any]) -> ClusterView:
-    pools = {
-        int(p["pool"]): PoolInfo(int(p["pool"]), str(p["pool_name"]), int(p["crush_rule"]),
-                                 int(p["size"]), int(p.get("type", 1)) == 3)
-        for p in osd_map.get("pools", [])
-    }
+    pools = {int(p["pool"]): pool_info(p) for p in osd_map.get("pools", [])}
     rules = {str(r["rule_name"]): int(r["rule_id"]) for r in crush.get("rules", [])}
     classes = {int(d["id"]): str(d.get("class", "")) for d in crush.get("devices", [])}
     down_in = tuple(sorted(int(o["osd"]) for o in osd_map.get("osds", [])
@@ -66,6 +126,29 @@ def cluster_view(osd_map: Mapping[str, Any], crush: Mapping[str, Any]) -> Cluste
         choose_args_pools=choose_args,
         positional_choose_args=positional,
     )
+
+
+def pools_with_pg_merge(view: ClusterView) -> frozenset[int]:
+    """Pools with a PG merge pending, as Ceph's balancer defines it
+    (`pg_num > pg_num_target`), plus those whose last PG already waits to
+    merge (`pg_num_pending < pg_num`). The mon cancels upmap entries of PGs
+    at or above pg_num_pending and of PGs pending a merge (still answering
+    rc=0), and the mgr removes those of the next merge source and target
+    itself (DaemonServer::adjust_pgs): the balancer skips such pools."""
+    return frozenset(pid for pid, p in view.pools.items() if p.merging)
+
+
+def pools_changing_pg_num(view: ClusterView) -> dict[int, str]:
+    """Pool id -> 'merge' or 'split' for every pool whose PG count or
+    placement count is still moving (for status, and to know that the next
+    epochs will bring new PGs or take some away)."""
+    out: dict[int, str] = {}
+    for pid, p in view.pools.items():
+        if p.merging:
+            out[pid] = "merge"
+        elif p.splitting:
+            out[pid] = "split"
+    return out
 
 
 def pool_misplaced_ratios(pg_dump: Mapping[str, Any]) -> dict[int, float]:

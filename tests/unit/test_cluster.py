@@ -111,3 +111,55 @@ def test_pool_refusal_names_ec_root_and_failure_domain() -> None:
     assert "failure domain 'rack'" in pool_refusal(PoolInfo(1, "r", 1, 3), crush, "host")
     assert pool_refusal(PoolInfo(1, "r", 1, 3), crush, "rack") is None
     assert "root 'fast'" in pool_refusal(PoolInfo(1, "o", 2, 3), crush, "host")
+
+
+# A pool as Pacific's `ceph osd dump -f json` prints it (pg_pool_t::dump), trimmed.
+PACIFIC_POOL = {
+    "pool": 3, "pool_name": "bench.hdd", "flags": 1, "flags_names": "hashpspool", "type": 1,
+    "size": 2, "min_size": 1, "crush_rule": 2, "object_hash": 2, "pg_autoscale_mode": "on",
+    "pg_num": 125, "pg_placement_num": 120, "pg_placement_num_target": 32,
+    "pg_num_target": 32, "pg_num_pending": 124, "quota_max_bytes": 1 << 40,
+    "quota_max_objects": 0,
+}
+
+
+def test_pool_counts_from_the_dump() -> None:
+    from mgr_sla.cluster import pool_info
+    info = pool_info(PACIFIC_POOL)
+    assert (info.min_size, info.pg_num, info.pg_num_pending, info.pg_num_target) == (1, 125,
+                                                                                      124, 32)
+    assert (info.pgp_num, info.pgp_num_target) == (120, 32)
+    assert info.quota_max_bytes == 1 << 40 and info.pg_autoscale_mode == "on"
+    assert info.merging and not info.splitting
+
+
+def test_pool_counts_default_to_nothing_changing() -> None:
+    """An older dump (or a test's dict) without the counts: nothing is known to
+    merge or split, and the counts follow pg_num."""
+    from mgr_sla.cluster import pool_info
+    bare = pool_info({"pool": 1, "pool_name": "a", "crush_rule": 0, "size": 3})
+    assert (bare.pg_num, bare.pg_num_pending, bare.pgp_num, bare.min_size) == (0, 0, 0, 0)
+    assert not bare.merging and not bare.splitting and bare.pg_autoscale_mode == ""
+    only_pg_num = pool_info({"pool": 1, "pool_name": "a", "crush_rule": 0, "size": 3,
+                             "pg_num": 64, "pg_autoscale_mode": None})
+    assert (only_pg_num.pg_num_pending, only_pg_num.pg_num_target,
+            only_pg_num.pgp_num, only_pg_num.pgp_num_target) == (64, 64, 64, 64)
+    assert not only_pg_num.merging and not only_pg_num.splitting
+
+
+def test_pools_with_a_merge_or_a_split() -> None:
+    from mgr_sla.cluster import pools_changing_pg_num, pools_with_pg_merge
+
+    def entry(pid: int, **counts: int) -> dict:
+        return {"pool": pid, "pool_name": f"p{pid}", "crush_rule": 0, "size": 3, **counts}
+    osd_map = {"pools": [
+        entry(1, pg_num=64, pg_num_target=64, pg_num_pending=64, pg_placement_num=64),
+        entry(2, pg_num=64, pg_num_target=32, pg_num_pending=64, pg_placement_num=40),
+        entry(3, pg_num=64, pg_num_target=64, pg_num_pending=63, pg_placement_num=63),
+        entry(4, pg_num=64, pg_num_target=128, pg_num_pending=64, pg_placement_num=64),
+        entry(5, pg_num=128, pg_num_target=128, pg_num_pending=128, pg_placement_num=64,
+              pg_placement_num_target=128),
+        entry(6)]}
+    view = cluster_view(osd_map, CRUSH)
+    assert pools_with_pg_merge(view) == {2, 3}
+    assert pools_changing_pg_num(view) == {2: "merge", 3: "merge", 4: "split", 5: "split"}

@@ -1,21 +1,33 @@
 """The pg_upmap_items planner of shared mode and hybrid placement (pure)."""
 from __future__ import annotations
 
+import itertools
 import random
 import statistics
 
 import pytest
 
+from mgr_sla.cluster import PoolInfo
 from mgr_sla.upmaps import (
     OsdPlace,
+    Pairs,
+    PoolPlan,
     Regions,
     commands,
     current_items,
+    harmless_pairs,
     mapping_faults,
+    merge_bound_seeds,
+    no_entry_seeds,
+    parent_seed,
+    parse_pgid,
+    pgid_of,
+    placement_seed,
     plan_pg,
     plan_pool,
     raw_set,
     regions_from_maps,
+    switch_moves,
     target_urgent_share,
 )
 
@@ -56,11 +68,14 @@ def isolated_mapping(regions: Regions, pool: int, pgs: int, size: int = 3
 
 
 def apply(up_sets: dict[str, list[int]], wanted: dict) -> dict[str, list[int]]:
+    """Entries applied as OSDMap::_apply_upmap does: a pair whose source is
+    not in the set, or whose target already is, does nothing."""
     out = {}
     for pgid, up in up_sets.items():
         final = list(up)
         for frm, to in wanted.get(pgid, ()):
-            final[final.index(frm)] = to
+            if frm in final and to not in final:
+                final[final.index(frm)] = to
         out[pgid] = final
     return out
 
@@ -74,9 +89,12 @@ def test_shared_plan_keeps_inclusion_domains_and_the_proportional_share(regions:
     final = apply(raw, dict(plan.wanted))
     faults = mapping_faults(final, regions, need_normal=True)
     assert not faults.any, faults
-    # the primary never moves; only moved replicas change
+    # only the moved replicas change, each onto an urgent OSD, and every PG
+    # keeps a normal replica (checked by mapping_faults above)
     for pgid, up in final.items():
-        assert up[0] == raw[pgid][0]
+        pairs = dict(plan.wanted.get(pgid, ()))
+        assert len(set(up) & set(raw[pgid])) == 3 - len(pairs)
+        assert all(regions.osds[to].cls == "ssd" for to in pairs.values())
     share = sum(regions.osds[o].cls == "ssd" for up in final.values() for o in up) / (3 * 2048)
     target = target_urgent_share(regions, 3)
     assert abs(share - target) / target < 0.05, (share, target)
@@ -176,6 +194,8 @@ def test_crush_on_urgent_only_still_gets_a_normal_replica() -> None:
 def test_raw_set_undoes_applied_pairs_only() -> None:
     assert raw_set([0, 3, 5], [(2, 3), (4, 5)]) == [0, 2, 4]
     assert raw_set([0, 2, 4], [(6, 7)]) == [0, 2, 4]  # not applied: from not in raw
+    # a chain a->b, b->c (the mon applies pairs in order) is undone last first
+    assert raw_set([0, 9, 4], [(2, 6), (6, 9)]) == [0, 2, 4]
 
 
 def test_mapping_faults_names_each_kind() -> None:
@@ -214,11 +234,11 @@ def test_a_foreign_entry_that_breaks_inclusion_is_repaired_even_while_placing_wa
     first = plan_pool(3, raw, {}, regions, 3, "shared")
     pgid = next(pg for pg, pairs in first.wanted.items() if len(pairs) == 2)
     ours = first.wanted[pgid]
-    primary = raw[pgid][0]
+    last_normal = next(o for o in raw[pgid] if o not in dict(ours))
     final = apply(raw, dict(first.wanted))
-    taken = {regions.osds[o].domain for o in final[pgid][1:]}
+    taken = {regions.osds[o].domain for o in final[pgid] if o != last_normal}
     ssd = next(o for o in regions.of_class("ssd") if regions.osds[o].domain not in taken)
-    foreign = ours + ((primary, ssd),)  # the balancer's kind: the one hdd replica goes
+    foreign = ours + ((last_normal, ssd),)  # the balancer's kind: the one hdd replica goes
     current = {**dict(first.wanted), pgid: foreign}
     up = apply(raw, current)
     assert mapping_faults({pgid: up[pgid]}, regions, need_normal=True).no_normal
@@ -227,3 +247,381 @@ def test_a_foreign_entry_that_breaks_inclusion_is_repaired_even_while_placing_wa
     held = commands(again, placing=False)
     assert held == [{"prefix": "osd pg-upmap-items", "pgid": pgid,
                      "id": [o for pair in ours for o in pair]}]
+
+
+# ---- the plan does not depend on the order of the up set ------------------------------
+
+
+def permutations_of(up: list[int]) -> list[list[int]]:
+    return [list(p) for p in itertools.permutations(up)]
+
+
+def plan_of(pgid: str, up: list[int], have: Pairs, regions: Regions, size: int,
+            placement: str = "shared", cache: dict | None = None) -> tuple:
+    plan = plan_pool(parse_pgid(pgid)[0], {pgid: up}, {pgid: have} if have else {}, regions,
+                     size, placement, cache)
+    return (dict(plan.wanted), dict(plan.set_items), plan.remove, plan.repairs)
+
+
+def some_harmless_pair(raw: list[int], regions: Regions, pgid: str) -> Pairs:
+    """A balancer-like pair: one hdd replica to another hdd OSD of a free domain."""
+    taken = {regions.osds[o].domain for o in raw}
+    frm = raw[parse_pgid(pgid)[1] % len(raw)]
+    spare = [o for o in regions.of_class("hdd")
+             if regions.osds[o].domain not in taken and o not in raw]
+    return ((frm, spare[0]),) if spare else ()
+
+
+@pytest.mark.parametrize("size", [2, 3])
+@pytest.mark.parametrize("regions", [mixed_hosts(), mixed_hosts(8, 0.5), disjoint_hosts(),
+                                     disjoint_hosts(5, 3)],
+                         ids=["4-mixed", "8-mixed-half-ssd", "6+2-disjoint", "5+3-disjoint"])
+def test_the_plan_is_the_same_under_every_order_of_the_up_set(regions: Regions, size: int
+                                                              ) -> None:
+    raw = isolated_mapping(regions, 6, 192, size)
+    first = plan_pool(6, raw, {}, regions, size, "shared")
+    applied = apply(raw, dict(first.wanted))
+    cache: dict = {}
+    checked = 0
+    for pgid, crush in sorted(raw.items()):
+        ours = first.wanted.get(pgid, ())
+        balancer = some_harmless_pair(crush, regions, pgid)
+        # stale: one of ours that no longer applies, plus a foreign pair onto an ssd
+        ssd = regions.of_class("ssd")[0]
+        stale = ((crush[0], ssd),) if ssd not in applied[pgid] else ()
+        cases = [(crush, ()), (applied[pgid], ours), (apply({pgid: crush}, {pgid: balancer})[pgid],
+                                                       balancer),
+                 (apply({pgid: crush}, {pgid: stale})[pgid], stale)]
+        for up, have in cases:
+            expected = plan_of(pgid, up, have, regions, size)
+            for order in permutations_of(up):
+                assert plan_of(pgid, order, have, regions, size) == expected, (pgid, order, have)
+                assert plan_of(pgid, order, have, regions, size, cache=cache) == expected
+                checked += 1
+    assert checked >= 192 * 4 * 2
+    # the cache keys on the set of the CRUSH mapping: a reordering is a hit
+    assert len(cache) <= 192 * 4
+
+
+def test_primary_affinity_reordering_replans_nothing_for_eight_epochs() -> None:
+    """`ceph osd primary-affinity osd.N 0` on every hdd puts an ssd replica
+    first in every PG that has one; the next epochs must send nothing."""
+    regions = mixed_hosts(8, 0.5)
+    raw = isolated_mapping(regions, 5, 256)
+    plan = plan_pool(5, raw, {}, regions, 3, "shared")
+    current = dict(plan.wanted)
+    up = apply(raw, current)
+    for epoch in range(8):
+        rng = random.Random(epoch)
+        # affinity (ssd first) or the read balancer (any replica first)
+        up = {pg: (sorted(u, key=lambda o: regions.osds[o].cls != "ssd") if epoch % 2 == 0
+                   else rng.sample(u, len(u))) for pg, u in up.items()}
+        again = plan_pool(5, up, current, regions, 3, "shared")
+        assert again.pending == 0, epoch
+        assert dict(again.wanted) == current
+
+
+def test_hybrid_keeps_the_replica_its_entry_moves_in_any_order() -> None:
+    """Hybrid moves the PG's primary when it has no entry yet; afterwards the
+    entry's replica stays the moved one whatever the up set's order (SSD
+    primary affinity 0 or the read balancer would otherwise flip it)."""
+    regions = disjoint_hosts(6, 2)
+    raw = isolated_mapping(regions, 7, 128)
+    first = plan_pool(7, raw, {}, regions, 3, "hybrid")
+    applied = apply(raw, dict(first.wanted))
+    for pgid, up in applied.items():
+        have = first.wanted[pgid]
+        assert dict(have).keys() == {raw[pgid][0]}
+        expected = plan_of(pgid, up, have, regions, 3, "hybrid")
+        assert expected[1] == {}  # nothing to send
+        for order in permutations_of(up):
+            assert plan_of(pgid, order, have, regions, 3, "hybrid") == expected
+
+
+# ---- OSDs going down or out ------------------------------------------------------------
+
+
+def test_an_osd_going_down_changes_no_plan_and_out_changes_only_what_must() -> None:
+    """2,048 PGs in shared mode. An SSD going down leaves its PGs degraded (up
+    set one short), and every other PG's plan must stay: the share and the
+    draws count the OSDs that are in. Marked out, its PGs move and the share
+    shrinks, and nothing else changes."""
+    regions = disjoint_hosts(8, 3)
+    raw = isolated_mapping(regions, 9, 2048)
+    plan = plan_pool(9, raw, {}, regions, 3, "shared")
+    current = dict(plan.wanted)
+    up = apply(raw, current)
+    victim = 101
+    down = Regions("hdd", "ssd", {**regions.osds, victim: OsdPlace("ssd", -201, 1.0, up=False)})
+    up_down = {pg: [o for o in u if o != victim] for pg, u in up.items()}
+    degraded = sum(1 for pg in up if victim in up[pg])
+    assert degraded > 100
+    again = plan_pool(9, up_down, current, down, 3, "shared")
+    assert again.pending == 0
+    assert target_urgent_share(down, 3) == target_urgent_share(regions, 3)
+
+    out = Regions("hdd", "ssd", {**regions.osds, victim: OsdPlace("ssd", -201, 0.0, up=False)})
+    # out: CRUSH never mapped normal pools there; the mon drops pairs onto an out OSD
+    up_out = {pg: [o for o in u if o != victim] for pg, u in up.items()}
+    current_out = {pg: tuple(p for p in pairs if p[1] != victim) for pg, pairs in current.items()}
+    current_out = {pg: pairs for pg, pairs in current_out.items() if pairs}
+    up_out = apply(raw, current_out)
+    later = plan_pool(9, up_out, current_out, out, 3, "shared")
+    changed = set(later.set_items) | set(later.remove)
+    expected_k_changes = sum(
+        1 for pg in raw
+        if len(plan_pg(pg, raw[pg], out, target_urgent_share(out, 3)))
+        != len(plan.wanted.get(pg, ())))
+    # the PGs that lost their replica on the out OSD, plus those whose urgent
+    # count fell with the share (3/11 -> 2/10): nothing else
+    assert len(changed) <= degraded + expected_k_changes
+    assert all(victim not in dict(p).values() for p in later.wanted.values())
+    unchanged_pgs = [pg for pg in raw if pg not in changed]
+    assert all(later.wanted.get(pg, ()) == current_out.get(pg, ()) for pg in unchanged_pgs)
+
+
+def test_a_pg_whose_plan_targets_a_down_osd_waits_for_it() -> None:
+    regions = disjoint_hosts(6, 2)
+    raw = isolated_mapping(regions, 4, 512)
+    plan = plan_pool(4, raw, {}, regions, 3, "shared")
+    down = Regions("hdd", "ssd", {**regions.osds, 100: OsdPlace("ssd", -200, 1.0, up=False)})
+    # placing from scratch while osd.100 is down: PGs planned onto it wait
+    waiting = plan_pool(4, raw, {}, down, 3, "shared")
+    onto = {pg for pg, pairs in plan.wanted.items() if 100 in dict(pairs).values()}
+    assert waiting.left.get("down") == len(onto) > 0
+    assert not onto & set(waiting.set_items)
+    assert {pg: p for pg, p in waiting.set_items.items()} == {
+        pg: p for pg, p in plan.wanted.items() if pg not in onto}
+
+
+# ---- PG merges and splits --------------------------------------------------------------
+
+
+def pool(pg_num: int, **counts: int) -> PoolInfo:
+    values = {"pg_num_pending": pg_num, "pg_num_target": pg_num, "pgp_num": pg_num,
+              "pgp_num_target": pg_num, **counts}
+    return PoolInfo(8, "bulk", 1, 3, pg_num=pg_num, **values)
+
+
+def test_placement_and_merge_seeds_follow_ceph() -> None:
+    assert [placement_seed(ps, 48) for ps in (0, 16, 47, 48, 63)] == [0, 16, 47, 16, 31]
+    assert placement_seed(100, 64) == 36 and placement_seed(100, 80) == 36
+    assert placement_seed(70, 80) == 70 and placement_seed(5, 0) == 5
+    assert [parent_seed(ps) for ps in (0, 1, 2, 3, 127, 64)] == [0, 0, 0, 1, 63, 0]
+    assert no_entry_seeds(pool(64)) == frozenset()
+    # the last PG waits to merge into its parent: the mon cancels both entries
+    assert no_entry_seeds(pool(64, pg_num_pending=63, pg_num_target=32)) == {63, 31}
+    # 128 -> 120: sources 120..127 and the PGs they end in (56..63)
+    assert merge_bound_seeds(pool(128, pg_num_target=120)) == set(range(120, 128)) | set(
+        range(56, 64))
+    assert merge_bound_seeds(pool(64, pg_num_target=32)) == set(range(64))
+    assert merge_bound_seeds(pool(64, pg_num_target=128)) == frozenset()
+
+
+class FakeMon:
+    """The parts of the mon and the mgr that act on upmap entries during a
+    merge: `check_pg_upmaps` cancels entries of PGs at or above pg_num_pending
+    and pending a merge (answering rc=0 to a command that sets one), and
+    DaemonServer::adjust_pgs removes those of the next merge source and its
+    target before each step."""
+
+    def __init__(self, info: PoolInfo, entries: dict[str, Pairs]) -> None:
+        self.info = info
+        self.entries = dict(entries)
+        self.epochs = 0
+
+    def send(self, cmds: list[dict]) -> None:
+        if not cmds:
+            return
+        self.epochs += 1
+        for cmd in cmds:
+            ps = parse_pgid(cmd["pgid"])[1]
+            assert ps < self.info.pg_num  # pg_exists, or ENOENT
+            if cmd["prefix"] == "osd pg-upmap-items":
+                ids = cmd["id"]
+                self.entries[cmd["pgid"]] = tuple(zip(ids[::2], ids[1::2]))
+            else:
+                self.entries.pop(cmd["pgid"], None)
+        self.clean()
+
+    def clean(self) -> None:
+        gone = no_entry_seeds(self.info)
+        source = self.info.pg_num - 1
+        if self.info.pg_num_target < self.info.pg_num:
+            gone = gone | {source, parent_seed(source)}
+        for pgid in list(self.entries):
+            if parse_pgid(pgid)[1] in gone:
+                del self.entries[pgid]
+
+
+@pytest.mark.parametrize("pending", [64, 63], ids=["merge-coming", "last-pg-merging"])
+def test_a_merge_drains_pending_and_never_fights_the_mon(pending: int) -> None:
+    """pg_num 64 -> 48 with pgp_num already at 48: the old planner kept
+    re-sending entries for PGs the mon cancels (pending never drained, one
+    empty epoch a second); now the PGs a merge touches get no new entries,
+    the commands stop, and the other PGs keep theirs."""
+    regions = mixed_hosts(8, 0.5)
+    info = pool(64, pg_num_target=48, pg_num_pending=pending, pgp_num=48, pgp_num_target=48)
+    crush = isolated_mapping(regions, 8, 48)
+    raw = {pgid_of(8, ps): crush[pgid_of(8, placement_seed(ps, 48))] for ps in range(64)}
+    start = plan_pool(8, raw, {}, regions, 3, "shared")  # placed before the merge began
+    mon = FakeMon(info, dict(start.wanted))
+    mon.clean()
+    for _ in range(5):
+        up = apply(raw, mon.entries)
+        plan = plan_pool(8, up, mon.entries, regions, 3, "shared", pool=info)
+        mon.send(commands(plan))
+    assert plan.pending == 0 and mon.epochs <= 1
+    bound = merge_bound_seeds(info)
+    assert all(parse_pgid(pg)[1] not in bound for pg in plan.set_items)
+    assert plan.left.get("merge") == len([pg for pg in raw if parse_pgid(pg)[1] in bound
+                                          and parse_pgid(pg)[1] not in no_entry_seeds(info)])
+    # PGs no merge touches keep their entries
+    free = [pg for pg in raw if parse_pgid(pg)[1] not in bound]
+    assert free and all(mon.entries.get(pg) == start.wanted.get(pg) for pg in free)
+
+
+def test_without_pool_counts_a_merge_loops_for_ever() -> None:
+    """The failure the pool counts fix: planned on its own, a PG the mon
+    cancels is pending again at every epoch."""
+    regions = mixed_hosts(8, 0.5)
+    info = pool(64, pg_num_target=48, pg_num_pending=63, pgp_num=48)
+    crush = isolated_mapping(regions, 8, 48)
+    raw = {pgid_of(8, ps): crush[pgid_of(8, placement_seed(ps, 48))] for ps in range(64)}
+    mon = FakeMon(info, dict(plan_pool(8, raw, {}, regions, 3, "shared").wanted))
+    mon.clean()
+    for _ in range(3):
+        plan = plan_pool(8, apply(raw, mon.entries), mon.entries, regions, 3, "shared")
+        mon.send(commands(plan))
+    assert plan.pending > 0 and mon.epochs == 3
+
+
+def test_the_children_of_a_split_take_their_parents_entry_at_once() -> None:
+    """pg_num 32 -> 64 while pgp_num is still 32: each child maps like its
+    parent and sits on its parent's OSDs; its entry is the parent's, sent
+    even while placing waits, so the split moves no data. Once pgp_num
+    reaches a child, CRUSH gives it its own seed and it gets its own plan."""
+    regions = mixed_hosts(8, 0.5)
+    crush = isolated_mapping(regions, 8, 64)
+    parents = {pgid_of(8, ps): crush[pgid_of(8, ps)] for ps in range(32)}
+    before = plan_pool(8, parents, {}, regions, 3, "shared", pool=pool(32))
+    current = dict(before.wanted)
+    info = pool(64, pgp_num=32, pgp_num_target=64)
+    raw = {pgid_of(8, ps): crush[pgid_of(8, placement_seed(ps, 32))] for ps in range(64)}
+    up = apply(raw, current)  # children have no entry yet: CRUSH's own mapping
+    plan = plan_pool(8, up, current, regions, 3, "shared", pool=info)
+    for ps in range(32, 64):
+        child, parent = pgid_of(8, ps), pgid_of(8, ps - 32)
+        assert plan.wanted.get(child) == current.get(parent)
+        if current.get(parent):
+            assert child in plan.keeps
+    assert set(plan.set_items) == plan.keeps and plan.keeps
+    held = commands(plan, placing=False)
+    assert {c["pgid"] for c in held} == plan.keeps
+    final = apply(raw, {**current, **plan.set_items})
+    assert all(final[pgid_of(8, ps)] == final[pgid_of(8, ps - 32)] for ps in range(32, 64))
+    # pgp_num catches up: children map on their own seed, planned on it
+    grown = pool(64)
+    own = {pgid_of(8, ps): crush[pgid_of(8, ps)] for ps in range(64)}
+    entries = {**current, **plan.set_items}
+    later = plan_pool(8, apply(own, entries), entries, regions, 3, "shared", pool=grown)
+    alone = plan_pool(8, own, {}, regions, 3, "shared", pool=grown)
+    assert dict(later.wanted) == dict(alone.wanted)
+    assert not later.keeps
+
+
+def test_pgs_that_do_not_exist_get_no_command() -> None:
+    regions = mixed_hosts()
+    raw = isolated_mapping(regions, 8, 40)
+    plan = plan_pool(8, raw, {}, regions, 3, "shared", pool=pool(32))
+    assert all(parse_pgid(pg)[1] < 32 for pg in plan.set_items)
+
+
+# ---- foreign entries (the balancer's) ----------------------------------------------------
+
+
+def test_harmless_pairs_are_told_from_conflicting_ones() -> None:
+    regions = mixed_hosts(8)
+    raw = [0, 2, 4]  # hdd on hosts 0, 1, 2
+    assert harmless_pairs(raw, [(2, 6)], regions) == (((2, 6),), ())
+    assert harmless_pairs(raw, [(2, 7)], regions) == ((), ((2, 7),))  # onto an ssd
+    assert harmless_pairs(raw, [(2, 1)], regions) == ((), ((2, 1),))  # host 0 twice
+    assert harmless_pairs(raw, [(8, 6)], regions) == ((), ((8, 6),))  # does not apply
+    assert harmless_pairs(raw, [(2, 6), (4, 6)], regions) == (((2, 6),), ((4, 6),))
+    out = Regions("hdd", "ssd", {**regions.osds, 6: OsdPlace("hdd", -103, 0.0)})
+    assert harmless_pairs(raw, [(2, 6)], out) == ((), ((2, 6),))  # onto an out OSD
+
+
+def test_the_balancers_hdd_pairs_stay_and_ours_join_them() -> None:
+    """A PG with a balancer pair (hdd -> hdd) gets its urgent pairs added to
+    it, not instead of it; the plan stays put whatever the balancer does
+    with its pair later, and isolated keeps the pair while dropping ours."""
+    regions = mixed_hosts(8, 0.5)
+    raw = isolated_mapping(regions, 5, 512)
+    plain = plan_pool(5, raw, {}, regions, 3, "shared")
+    current = {pg: some_harmless_pair(raw[pg], regions, pg) for pg in raw}
+    current = {pg: p for pg, p in current.items() if p}
+    up = apply(raw, current)
+    plan = plan_pool(5, up, current, regions, 3, "shared")
+    kept = 0
+    for pgid, foreign in current.items():
+        wanted = set(plan.wanted.get(pgid, ()))
+        ours = set(plain.wanted.get(pgid, ()))
+        frm = foreign[0][0]
+        if frm in dict(ours):
+            assert wanted >= {p for p in ours if p[0] == frm}  # that replica goes urgent
+        else:
+            assert set(foreign) <= wanted
+            kept += 1
+        # the same replicas go urgent as without the balancer's pair
+        assert {a for a, b in wanted if regions.osds[b].cls == "ssd"} == {
+            a for a, b in ours}
+    assert kept > len(current) // 2
+    applied = apply(raw, dict(plan.wanted))
+    assert not mapping_faults(applied, regions, need_normal=True).any
+    assert plan_pool(5, applied, dict(plan.wanted), regions, 3, "shared").pending == 0
+    back = plan_pool(5, applied, dict(plan.wanted), regions, 3, "isolated")
+    assert back.repairs == set(back.set_items)  # protective: sent even while placing waits
+    for pgid, pairs in back.set_items.items():
+        assert all(regions.osds[b].cls == "hdd" for _, b in pairs)
+        assert set(pairs) <= set(current.get(pgid, ()))
+    assert set(back.set_items) | set(back.remove) == {
+        pg for pg, p in plan.wanted.items() if any(regions.osds[b].cls == "ssd" for _, b in p)}
+
+
+def test_switch_moves_count_only_new_pairs() -> None:
+    regions = mixed_hosts()
+    raw = isolated_mapping(regions, 5, 64)
+    current = {pg: some_harmless_pair(raw[pg], regions, pg) for pg in raw}
+    current = {pg: p for pg, p in current.items() if p}
+    up = apply(raw, current)
+    moves = switch_moves(up, current, regions, 3, "shared")
+    plan = plan_pool(5, up, current, regions, 3, "shared")
+    assert sum(moves.values()) == sum(
+        1 for pg, pairs in plan.wanted.items() for p in pairs if p not in current.get(pg, ()))
+
+
+def test_commands_send_keeps_and_repairs_first() -> None:
+    plan = PoolPlan(1, {}, {"1.0": ((0, 1),), "1.1": ((2, 3),), "1.2": ((4, 5),)},
+                    ("1.3", "1.4"), frozenset({"1.2"}), frozenset({"1.1"}), frozenset({"1.4"}))
+    assert [c["pgid"] for c in commands(plan)] == ["1.3", "1.4", "1.1", "1.2", "1.0"]
+    assert [c["pgid"] for c in commands(plan, placing=False)] == ["1.3", "1.1", "1.2"]
+
+
+def test_a_smaller_share_takes_replicas_back_only_when_placing_may_move_data() -> None:
+    """An SSD marked out lowers the share: the PGs that then need no urgent
+    replica lose their entry, a data movement that waits like placing does
+    (while PGs are degraded, say); removals that protect never wait."""
+    regions = disjoint_hosts(6, 2)
+    raw = isolated_mapping(regions, 4, 512)
+    plan = plan_pool(4, raw, {}, regions, 3, "shared")
+    current = dict(plan.wanted)
+    out = Regions("hdd", "ssd", {**regions.osds, 101: OsdPlace("ssd", -201, 0.0)})
+    current = {pg: p for pg, p in current.items() if 101 not in dict(p).values()}
+    later = plan_pool(4, apply(raw, current), current, out, 3, "shared")
+    assert later.shrinks and later.shrinks == set(later.remove)
+    held = commands(later, placing=False)
+    assert not any(c["prefix"] == "osd rm-pg-upmap-items" for c in held)
+    isolated = plan_pool(4, apply(raw, current), current, out, 3, "isolated")
+    assert isolated.remove and not isolated.shrinks
+    assert len(commands(isolated, placing=False)) == len(isolated.remove)
