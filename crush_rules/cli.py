@@ -33,6 +33,11 @@ def _generation_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--release", default=R.DEFAULT_RELEASE,
                         help=f"text syntax: {', '.join(R.RELEASES)}")
     parser.add_argument("--root", default=R.DEFAULT_PLACEMENT.root)
+    parser.add_argument("--copy-size", type=int, nargs="+", action="extend", default=[],
+                        metavar="N",
+                        help=f"base size N of a copy rule {R.COPY_PREFIX}N to write and verify "
+                             f"(R8); repeatable; {R.MIN_COPY_SIZE}..{R.MAX_COPY_SIZE}; "
+                             "default: --size")
 
 
 def _cluster_flags(parser: argparse.ArgumentParser) -> None:
@@ -52,6 +57,7 @@ def _options(args: argparse.Namespace) -> GenerateOptions:
         release=getattr(args, "release", R.DEFAULT_RELEASE),
         root=args.root,
         pg_num=getattr(args, "pg_num", 256),
+        copy_sizes=tuple(args.copy_size) or (args.size,),
     )
 
 
@@ -65,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--text", help="also write the map as text (release syntax)")
     _generation_flags(gen)
 
-    ver = sub.add_parser("verify", help="check requirements R1-R7 on a map's PG mappings")
+    ver = sub.add_parser("verify", help="check requirements R1-R8 on a map's PG mappings")
     ver.add_argument("--map", required=True, help="crush map with the SLA rules")
     ver.add_argument("--pg-num", type=int, default=256)
     ver.add_argument("--osdmap", help="a real osdmap (ceph osd getmap): map its pools' PGs")

@@ -2,14 +2,14 @@
 
 The flow is: dump the input (exact weights) -> check the topology -> build
 rule and choose_args text (one-position weight sets only) -> compile -> prove
-nothing pre-existing changed -> verify requirements R1-R7 on a pool's PG
+nothing pre-existing changed -> verify requirements R1-R8 on a pool's PG
 mappings.  Any failure raises CrushError and nothing is written by the caller.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -27,15 +27,18 @@ from .crushtext import (
 )
 from .errors import CrushError
 from .fixedpoint import nearest_text_weight
-from .sampling import Pool, map_rule
+from .sampling import Pool, map_rule, pool_sizes_needed, rule_at_size, rule_blocks
 from .tools import Tools
 from .topology import Topology, analyse
 from .verify import (
+    CopyReport,
     Layout,
     PairReport,
     RuleReport,
     VerifyReport,
+    check_copy,
     check_rule,
+    copy_failures,
     fit_failure,
     movement,
     primary_fit,
@@ -51,6 +54,7 @@ from .weightsets import (
 )
 
 SYNTHETIC_POOL = 1  # the pool osdmaptool --createsimple --with-default-pool makes
+SYNTHETIC_PG_NUM = 256  # PGs of the synthetic pool used when a live pool cannot serve R8
 
 
 @dataclass(frozen=True)
@@ -66,9 +70,15 @@ class GenerateOptions:
     release: str = R.DEFAULT_RELEASE
     root: str = R.DEFAULT_PLACEMENT.root
     pg_num: int = 256  # PGs of the synthetic pool the offline verification maps
+    # base sizes N of the copy rules sla_copy_N written and verified (R8); 1..9
+    copy_sizes: tuple[int, ...] = (R.DEFAULT_SIZE,)
 
     def placement(self) -> R.Placement:
         return R.Placement(self.root, self.failure_domain, self.normal_class, self.urgent_class)
+
+    def copy_rule_names(self) -> tuple[str, ...]:
+        """sla_copy_N for each copy size, ascending; CrushError for a size outside 1..9."""
+        return tuple(R.copy_rule_name(n) for n in R.copy_sizes(self.copy_sizes))
 
 
 @dataclass(frozen=True)
@@ -154,16 +164,17 @@ def read_map(tools: Tools, data: bytes) -> bytes:
 # -- building ----------------------------------------------------------------------
 
 
-def _rule_ids(crush: CrushMap) -> dict[str, int]:
-    """Our rules keep their ids; new ones take the smallest free ids."""
+def _rule_ids(crush: CrushMap, copy_names: Sequence[str] = ()) -> dict[str, int]:
+    """Our rules keep their ids; new ones take the smallest free ids (copy rules last)."""
     ids: dict[str, int] = {}
     used = set(crush.rules)
-    for name in R.RULE_NAMES:
+    names = tuple(R.RULE_NAMES) + tuple(copy_names)
+    for name in names:
         rule = crush.rule_named(name)
         if rule is not None:
             ids[name] = rule.id
     free = (i for i in range(256) if i not in used)
-    for name in R.RULE_NAMES:
+    for name in names:
         if name not in ids:
             try:
                 ids[name] = next(free)
@@ -210,12 +221,13 @@ def _assemble(
     choose_args: Mapping[int, tuple[ChooseArg, ...]],
     *,
     with_sizes: bool,
+    copy_names: Sequence[str] = (),
 ) -> str:
-    rule_blocks = {
+    ours = {
         name: render_rule(
             name, rule_ids[name], R.rule_steps(name, placement), with_sizes=with_sizes
         )
-        for name in R.RULE_NAMES
+        for name in tuple(R.RULE_NAMES) + tuple(copy_names)
     }
     if not with_sizes:
         blocks = [_without_sizes(b) if b.kind == "rule" else b for b in blocks]
@@ -223,7 +235,7 @@ def _assemble(
         ensure_flat(pool, args)  # never render a positional set of ours
     arg_blocks = {pool: render_choose_args(pool, args, nearest=True)
                   for pool, args in choose_args.items()}
-    return render_blocks(replace_owned(blocks, rule_blocks, arg_blocks))
+    return render_blocks(replace_owned(blocks, ours, arg_blocks))
 
 
 def _without_sizes(block: Block) -> Block:
@@ -258,13 +270,15 @@ def verify_rules(
     topo: Topology,
     plan: VerifyPlan,
     extra_rules: Mapping[str, Sequence[str]] | None = None,
+    copy_sizes: Sequence[int] = (),
 ) -> VerifyReport:
-    """Map every SLA rule (and any extra rule steps) on the plan's pools and check R1-R5.
+    """Map every SLA rule (and any extra rule steps) on the plan's pools and check R1-R5,
+    R7 (synthetic plans) and R8 (the copy rules of ``copy_sizes``).
 
     The steps are the map's own when it has the rule (so an installed map is
-    checked as it is), else the ones we would generate.  sla_shared and
-    sla_hybrid are compared PG by PG with sla_isolated_normal on their own
-    pool (R4).
+    checked as it is), else the ones we would generate (copy rules: the map's
+    only; a missing one fails R8).  sla_shared and sla_hybrid are compared PG
+    by PG with sla_isolated_normal on their own pool (R4).
     """
     layout = _layout(crush, topo)
     mapped: dict[str, dict[int, tuple[int, ...]]] = {}
@@ -316,8 +330,146 @@ def verify_rules(
             f"{R.SHARED} has no choose_args for the pool tried (give --pool-id): "
             "it maps like Map_all there"
         )
-    return VerifyReport(reports, pair, layout.target_urgent_share, tuple(failures),
-                        tuple(warnings))
+    copies, copy_fail, copy_warn = verify_copy_rules(
+        tools, blocks, crush, topo, plan, in_map, all_rules[R.ISOLATED_NORMAL], copy_sizes)
+    return VerifyReport(reports, pair, layout.target_urgent_share,
+                        tuple(failures + copy_fail), tuple(warnings + copy_warn),
+                        copy_rules=copies)
+
+
+def _copy_region_failure(name: str, size: int, topo: Topology) -> str | None:
+    """Why the region under the root cannot give sla_copy_N its copies, else None."""
+    pl = topo.placement
+    fd = pl.failure_domain
+    normal = sum(1 for d in topo.domains if d.normal_weight > 0)
+    if normal < size:
+        more = size - normal
+        return (
+            f"R8 {name}: only {normal} {fd} buckets under {topo.root.name} hold "
+            f"{pl.normal_class} devices, fewer than {size}: the {size} {pl.normal_class} copies "
+            f"cannot be in distinct {fd}s; drop copy size {size} or add {pl.normal_class} OSDs "
+            f"to {more} more {fd}{'s' if more > 1 else ''}"
+        )
+    if topo.urgent_weight <= 0:
+        return (
+            f"R8 {name}: no {pl.urgent_class} devices with weight under {topo.root.name}: "
+            f"there is no {pl.urgent_class} OSD for the extra copy"
+        )
+    return None
+
+
+def verify_copy_rules(
+    tools: Tools,
+    blocks: Sequence[Block],
+    crush: CrushMap,
+    topo: Topology,
+    plan: VerifyPlan,
+    in_map: Mapping[str, Sequence[str]],
+    isolated_steps: Sequence[str],
+    copy_sizes: Sequence[int],
+) -> tuple[dict[str, CopyReport], list[str], list[str]]:
+    """R8: each copy rule at N and N + 1 replicas on the plan's normal pool.
+
+    The rule runs at both sizes on the same PG ids, with the pool's weight set,
+    and sla_isolated_normal at N on the same PGs (sampling.rule_at_size: a
+    pool's rule can be evaluated at any size up to the pool's own, and up to N
+    from a pool of size N, so a live pool of size N serves N and N + 1).  A
+    live pool smaller than N is replaced by a synthetic pool, with a warning.
+    """
+    reports: dict[str, CopyReport] = {}
+    failures: list[str] = []
+    warnings: list[str] = []
+    sizes = R.copy_sizes(copy_sizes)
+    names = {R.copy_rule_name(n) for n in sizes}
+    others = sorted(n for n in in_map if R.copy_rule_size(n) is not None and n not in names)
+    if others:
+        warnings.append(
+            f"{', '.join(others)} in the map {'is' if len(others) == 1 else 'are'} not verified "
+            f"(not among the copy sizes given: --copy-size "
+            f"{' '.join(str(R.copy_rule_size(n)) for n in others)})"
+        )
+    if not sizes:
+        return reports, failures, warnings
+    layout = _layout(crush, topo)
+    pl = topo.placement
+    plan_size = _pool_size(tools, plan.osdmap, plan.normal_pool.id)
+    cache: dict[tuple[int, int], dict[tuple[str, ...], dict[int, tuple[int, ...]]]] = {}
+    osdmaps: dict[int, bytes] = {}
+    for n in sizes:
+        name = R.copy_rule_name(n)
+        steps = in_map.get(name)
+        if steps is None:
+            failures.append(f"R8 the map has no rule {name}; run sla-crush generate or install "
+                            f"with --copy-size {n} (ceph sla rules apply)")
+            continue
+        region = _copy_region_failure(name, n, topo)
+        if region:
+            failures.append(region)
+            continue
+        try:
+            copy_blocks = rule_blocks(steps)
+            iso_blocks = rule_blocks(isolated_steps)
+        except CrushError as exc:
+            failures.append(f"R8 {name}: its steps cannot be checked at sizes {n} and {n + 1}: "
+                            f"{exc}")
+            continue
+        need = max(pool_sizes_needed(copy_blocks, n), pool_sizes_needed(copy_blocks, n + 1),
+                   pool_sizes_needed(iso_blocks, n))
+        osdmap, pool, synthetic = plan.osdmap, plan.normal_pool, plan.synthetic
+        label, pool_size = plan.normal_pool_label, None if plan.synthetic else plan_size
+        if need > plan_size:
+            if not plan.synthetic:
+                warnings.append(
+                    f"{name}: pool {plan.normal_pool.id} has size {plan_size}, smaller than "
+                    f"{need}: checked on a synthetic pool of {SYNTHETIC_PG_NUM} PGs instead"
+                )
+                pool, synthetic, label, pool_size = (
+                    Pool(SYNTHETIC_POOL, 0, SYNTHETIC_PG_NUM), True, None, None)
+            if need not in osdmaps:
+                osdmaps[need] = synthetic_osdmap(tools, crush, need, pool.pg_num)
+            osdmap = osdmaps[need]
+
+        map_block = _block_mapper(tools, blocks, osdmap, pool, plan.normal_args, synthetic,
+                                  cache.setdefault((id(osdmap), pool.id), {}))
+        pgs = range(pool.pg_num)
+        report = check_copy(
+            n,
+            rule_at_size(copy_blocks, n, map_block, pgs),
+            rule_at_size(copy_blocks, n + 1, map_block, pgs),
+            rule_at_size(iso_blocks, n, map_block, pgs),
+            layout, label, pool_size,
+        )
+        reports[name] = report
+        fail, warn = copy_failures(report, pl.urgent_class, pl.normal_class,
+                                   pl.failure_domain)
+        failures += fail
+        warnings += warn
+    return reports, failures, warnings
+
+
+def _block_mapper(
+    tools: Tools,
+    blocks: Sequence[Block],
+    osdmap: bytes,
+    pool: Pool,
+    args: tuple[ChooseArg, ...] | None,
+    synthetic: bool,
+    cache: dict[tuple[str, ...], dict[int, tuple[int, ...]]],
+) -> Callable[[tuple[str, ...]], dict[int, tuple[int, ...]]]:
+    """Maps one rule block (absolute steps) on the pool, each distinct block once."""
+    def map_block(steps: tuple[str, ...]) -> dict[int, tuple[int, ...]]:
+        if steps not in cache:
+            cache[steps] = map_rule(tools, blocks, osdmap, pool, list(steps), args,
+                                    synthetic=synthetic)
+        return cache[steps]
+    return map_block
+
+
+def _pool_size(tools: Tools, osdmap: bytes, pool_id: int) -> int:
+    for pool in tools.osdmap_dump(osdmap).get("pools", []):
+        if int(pool["pool"]) == pool_id:
+            return int(pool["size"])
+    raise CrushError(f"pool id {pool_id} is not in the osdmap")
 
 
 def synthetic_osdmap(tools: Tools, crush: CrushMap, size: int, pgs: int) -> bytes:
@@ -397,13 +549,15 @@ def verify_map(
     options: GenerateOptions,
     osdmap: bytes | None = None,
 ) -> VerifyReport:
-    """Check requirements R1-R7 for a map that already carries the SLA rules.
+    """Check requirements R1-R8 for a map that already carries the SLA rules.
 
     The weight sets tried are the map's own for options.pool_ids[0] (default:
-    the first that looks like ours) and options.urgent_pool_ids[0].
+    the first that looks like ours) and options.urgent_pool_ids[0].  A copy
+    rule of options.copy_sizes that the map lacks fails R8.
     """
     crush = crushmap_from_dump(tools.dump(binary))
     topo = analyse(crush, options.placement(), options.size)
+    R.copy_sizes(options.copy_sizes)  # CrushError for a size outside 1..9
     missing = [n for n in R.RULE_NAMES if crush.rule_named(n) is None]
     if missing:
         raise CrushError(f"the map has no rule {missing[0]}; run sla-crush generate first")
@@ -422,12 +576,12 @@ def verify_map(
         plan = live_plan(tools, osdmap, [normal_id] if normal_id is not None else [],
                          [urgent_id] if urgent_id is not None else [], normal_args, hybrid_args)
         # the real pools carry the weight sets already: do not re-add them
-    report = verify_rules(tools, blocks, crush, topo, plan)
+    report = verify_rules(tools, blocks, crush, topo, plan, copy_sizes=options.copy_sizes)
     verified = list(options.pool_ids) + list(options.urgent_pool_ids) + [normal_id]
     failures, warnings = _positional_failures(crush, verified)
     return VerifyReport(report.rules, report.pair, report.target_urgent_share,
                         report.failures + tuple(failures), report.warnings + tuple(warnings),
-                        report.extra)
+                        report.extra, report.copy_rules)
 
 
 # -- safety ------------------------------------------------------------------------
@@ -447,10 +601,14 @@ def _strip(dump: Mapping[str, Any], owned_rules: set[str], owned_args: set[int])
 
 
 def check_unchanged(
-    before: Mapping[str, Any], after: Mapping[str, Any], owned_args: set[int]
+    before: Mapping[str, Any], after: Mapping[str, Any], owned_args: set[int],
+    owned_rules: Sequence[str] = (),
 ) -> None:
-    """Everything but our rules and weight sets must be identical (exact weights)."""
-    owned = set(R.RULE_NAMES)
+    """Everything but our rules and weight sets must be identical (exact weights).
+
+    owned_rules: the copy rules written (other sla_copy_ rules must stay as they were).
+    """
+    owned = set(R.RULE_NAMES) | set(owned_rules)
     a, b = _strip(before, owned, owned_args), _strip(after, owned, owned_args)
     for key in a:
         if a[key] != b[key]:
@@ -590,10 +748,12 @@ def generate(
     before = tools.dump(input_map)
     crush = crushmap_from_dump(before)
     topo = analyse(crush, options.placement(), options.size)
+    copy_names = options.copy_rule_names()
     _check_pool_ids(crush, options)
     blocks = with_exact_weights(parse_blocks(tools.decompile(input_map)), crush)
-    rule_ids = _rule_ids(crush)
-    base = parse_blocks(_assemble(blocks, rule_ids, topo.placement, {}, with_sizes=True))
+    rule_ids = _rule_ids(crush, copy_names)
+    base = parse_blocks(_assemble(blocks, rule_ids, topo.placement, {}, with_sizes=True,
+                                  copy_names=copy_names))
     shared = shared_choose_args(crush, topo)
     hybrid = hybrid_choose_args(crush, topo)
     choose_args = {pool: shared for pool in options.pool_ids}
@@ -613,12 +773,12 @@ def generate(
 
     try:
         binary = tools.compile(_assemble(blocks, rule_ids, topo.placement, choose_args,
-                                         with_sizes=True))
+                                         with_sizes=True, copy_names=copy_names))
     except CrushError as exc:
         raise CrushError(f"internal error: the map with the sla rules does not compile ({exc}); "
                          + REPORT) from exc
     after = tools.dump(binary)
-    check_unchanged(before, after, set(choose_args))
+    check_unchanged(before, after, set(choose_args), copy_names)
     check_flat(crushmap_from_dump(after), choose_args)
     warnings = grid_notes(choose_args) + round_trip(tools, binary)
     generated_at = time.monotonic()
@@ -634,15 +794,17 @@ def generate(
         labels = (options.pool_ids[0] if options.pool_ids else None,
                   options.urgent_pool_ids[0] if options.urgent_pool_ids else None)
         verify_plan = synthetic_plan(osdmap, options.pg_num, shared, hybrid_used, labels)
-    report = verify_rules(tools, base, crush, topo, verify_plan)
+    report = verify_rules(tools, base, crush, topo, verify_plan,
+                          copy_sizes=options.copy_sizes)
     report = VerifyReport(
         report.rules, report.pair, report.target_urgent_share, report.failures,
         report.warnings + tuple(notes) + tuple(warnings),
         {"weight_set_positions": MAX_POSITIONS, "upgraded_pools": list(upgraded)},
+        report.copy_rules,
     )
     verified_at = time.monotonic()
     text = _assemble(blocks, rule_ids, topo.placement, choose_args,
-                     with_sizes=R.sizes_in_text(options.release))
+                     with_sizes=R.sizes_in_text(options.release), copy_names=copy_names)
     return Generated(
         binary=binary,
         text=text,

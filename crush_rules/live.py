@@ -16,7 +16,7 @@ from .crushtext import (
 )
 from .errors import CrushError
 from .generate import GenerateOptions, check_flat, generate, verify_map
-from .tools import CephCli, Tools
+from .tools import CephCli, Cluster, Tools
 from .verify import VerifyReport
 
 
@@ -69,7 +69,7 @@ class _Snapshot:
     pools: dict[int, dict[str, Any]]
 
 
-def _snapshot(cli: CephCli, tools: Tools) -> _Snapshot:
+def _snapshot(cli: Cluster, tools: Tools) -> _Snapshot:
     """One consistent view: the osdmap carries the crush map and its version."""
     osdmap = cli.get_osdmap()
     dump = tools.osdmap_dump(osdmap)
@@ -110,7 +110,7 @@ def _check_pools_unmoved(
     return remapped
 
 
-def install(cli: CephCli, tools: Tools, options: GenerateOptions,
+def install(cli: Cluster, tools: Tools, options: GenerateOptions,
             repair: bool = False) -> InstallResult:
     """Generate from the live map, verify on the live pools, and set it (compare-and-swap).
 
@@ -138,7 +138,7 @@ def install(cli: CephCli, tools: Tools, options: GenerateOptions,
                          remapped)
 
 
-def verify_live(cli: CephCli, tools: Tools, options: GenerateOptions) -> VerifyReport:
+def verify_live(cli: Cluster, tools: Tools, options: GenerateOptions) -> VerifyReport:
     """Check the installed rules on the live pools' PGs (nothing is changed)."""
     tools.check_available()
     snap = _snapshot(cli, tools)

@@ -7,11 +7,12 @@ pool's id in that osdmap.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from .crushmap import ChooseArg
 from .crushtext import Block, render_blocks, render_choose_args, render_rule, with_rule_steps
+from .errors import CrushError
 from .tools import Tools
 
 PROBE_RULE = "sla_probe"
@@ -80,3 +81,88 @@ def map_rule(
                            pg_num=pool.pg_num if synthetic else None)
     # raw CRUSH mappings: what the rules themselves do, before upmaps and temps
     return {seed: m.raw for seed, m in mapped.items() if seed < pool.pg_num}
+
+
+# -- a rule at a pool size other than the osdmap's ------------------------------------
+#
+# osdmaptool maps a pool at its own size and cannot change it, and a rule's
+# ``firstn -k`` counts depend on that size.  crush_do_rule (mapper.c) runs a
+# rule's take ... emit blocks independently: a choose step draws
+# numrep = k (k > 0) or k + size (k <= 0; none if that is <= 0) items, at most
+# ``size`` of them, reps 0, 1, ... in order, so the items of a smaller count are
+# a prefix of a larger one's; emit appends while the result is shorter than
+# size; only set_* steps carry over to later blocks.  So the rule at size S is
+# each block alone, with its count made absolute, mapped at any pool size of at
+# least min(numrep, S), concatenated and cut to S items.
+
+
+@dataclass(frozen=True)
+class RuleBlock:
+    """One take ... emit block: steps with a placeholder count, and its count."""
+
+    steps: tuple[str, ...]  # the choose step's count is "{n}"
+    count: int  # as written: > 0 absolute, <= 0 relative to the pool size
+
+    def numrep(self, size: int) -> int:
+        return self.count if self.count > 0 else self.count + size
+
+    def absolute(self, size: int) -> tuple[str, ...]:
+        n = str(self.numrep(size))
+        return tuple(s.replace("{n}", n) for s in self.steps)
+
+
+def rule_blocks(steps: Sequence[str]) -> list[RuleBlock]:
+    """The take/choose/emit blocks of a replicated firstn rule; CrushError for other shapes."""
+    out: list[RuleBlock] = []
+    sets: list[str] = []
+    current: list[str] | None = None
+    count: int | None = None
+    for step in steps:
+        words = step.split()
+        op = words[0] if words else ""
+        if op.startswith("set_"):
+            sets.append(step)
+            if current is not None:
+                current.append(step)
+        elif op == "take":
+            if current is not None:
+                raise CrushError(f"'step {step}' follows a take without an emit")
+            current, count = list(sets) + [step], None
+        elif op in ("choose", "chooseleaf"):
+            if current is None:
+                raise CrushError(f"'step {step}' comes before any take")
+            if count is not None:
+                raise CrushError("a take ... emit block has two choose steps")
+            if len(words) != 5 or words[1] != "firstn" or words[3] != "type":
+                raise CrushError(f"'step {step}' is not 'choose[leaf] firstn N type T'")
+            try:
+                count = int(words[2])
+            except ValueError:
+                raise CrushError(f"'step {step}' has no integer count") from None
+            current.append(f"{op} firstn {{n}} type {words[4]}")
+        elif op == "emit":
+            if current is None or count is None:
+                raise CrushError("an emit without a take and a choose step before it")
+            out.append(RuleBlock(tuple(current + [step]), count))
+            current, count = None, None
+        else:
+            raise CrushError(f"'step {step}' cannot be evaluated at a given pool size")
+    if current is not None:
+        raise CrushError("the rule ends without an emit")
+    return out
+
+
+def pool_sizes_needed(blocks: Sequence[RuleBlock], size: int) -> int:
+    """The smallest pool size on which every block of the rule at ``size`` can be mapped."""
+    return max((min(b.numrep(size), size) for b in blocks if b.numrep(size) > 0), default=1)
+
+
+def rule_at_size(
+    blocks: Sequence[RuleBlock],
+    size: int,
+    map_block: Callable[[tuple[str, ...]], Mapping[int, Sequence[int]]],
+    pgs: Collection[int],
+) -> dict[int, tuple[int, ...]]:
+    """PG seed -> OSDs of the rule at ``size`` replicas, from each block mapped alone."""
+    parts = [map_block(b.absolute(size)) for b in blocks if b.numrep(size) > 0]
+    return {pg: tuple(o for part in parts for o in part.get(pg, ()))[:size] for pg in pgs}

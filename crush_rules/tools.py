@@ -16,7 +16,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .errors import CrushError
 
@@ -189,6 +189,14 @@ class Tools:
         if not result:
             raise CrushError(f"osdmaptool mapped no PGs of pool {pool}")
         return result
+
+
+class Cluster(Protocol):
+    """What install / verify_live ask of a cluster (CephCli, or the mgr's mon commands)."""
+
+    def get_osdmap(self) -> bytes: ...
+
+    def set_crushmap(self, binary: bytes, prior_version: int) -> None: ...
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,10 @@ REQUIREMENTS = {
     "R6": "the weight sets of the pools verified have one position (flat)",
     "R7": "the isolated rules put first replicas on their class's failure domains in proportion "
           "to the class weight (chi-square test, fails only at p < 1e-6; offline maps only)",
+    "R8": "each copy rule sla_copy_N maps every PG at N replicas exactly like "
+          "sla_isolated_normal, and at N + 1 replicas to one urgent-class OSD first followed "
+          "by those same N normal-class OSDs in N failure domains, no OSD twice (the urgent "
+          "copy may share a failure domain with a normal one: reported, not failed)",
 }
 
 
@@ -76,6 +80,37 @@ class PairReport:
 
 
 @dataclass(frozen=True)
+class CopyReport:
+    """R8 for one copy rule, on the PGs of one pool (mapped at N and at N + 1 replicas)."""
+
+    rule: str
+    size: int  # N: normal-class copies; shared mode runs the pool at N + 1
+    pool_id: int | None
+    pgs: int
+    # at N replicas
+    pgs_differing_from_isolated: int  # vs sla_isolated_normal at N (same OSDs, same order)
+    # at N + 1 replicas
+    short_pgs: int  # fewer than N + 1 OSDs
+    duplicate_osd_pgs: int
+    urgent_not_first_pgs: int  # the first OSD is not of the urgent class
+    urgent_count_pgs: int  # not exactly one urgent-class OSD
+    normal_off_class_pgs: int  # an OSD after the first is not of the normal class
+    normal_failure_domain_pgs: int  # two of the N normal copies in one failure domain
+    normal_differing_pgs: int  # the N after the first differ from sla_isolated_normal at N
+    # the urgent copy in a failure domain that also holds a normal copy (allowed)
+    shared_failure_domain_pgs: int
+    shared_failure_domain_fraction: float
+    # replicas a switch N -> N + 1 adds (one per PG when the rule is right) and
+    # the other replicas it changes (0 when right)
+    replicas_added: int
+    replicas_moved: int
+    pool_size: int | None = None  # the size of the pool mapped (None: synthetic pool)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class VerifyReport:
     rules: Mapping[str, RuleReport]
     pair: PairReport | None
@@ -85,6 +120,7 @@ class VerifyReport:
     failures: tuple[str, ...]
     warnings: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    copy_rules: Mapping[str, CopyReport] = field(default_factory=dict)  # R8, by rule name
 
     @property
     def ok(self) -> bool:
@@ -98,6 +134,7 @@ class VerifyReport:
             "target_urgent_share": round(self.target_urgent_share, 4),
             "rules": {name: report.to_dict() for name, report in self.rules.items()},
             "isolated_normal_to_shared": self.pair.to_dict() if self.pair else None,
+            "copy_rules": {name: report.to_dict() for name, report in self.copy_rules.items()},
             **dict(self.extra),
         }
 
@@ -267,5 +304,102 @@ def requirement_failures(
         warnings.append(
             f"{R.HYBRID} has no choose_args (give --urgent-pool-id): pools switched to it "
             "map like Map_all"
+        )
+    return failures, warnings
+
+
+def check_copy(
+    size: int,
+    at_size: Mappings,
+    at_size_plus_one: Mappings,
+    isolated: Mappings,
+    layout: Layout,
+    pool_id: int | None,
+    pool_size: int | None = None,
+) -> CopyReport:
+    """Count the defects of a copy rule's mappings at N and N + 1 replicas (R8).
+
+    isolated: sla_isolated_normal's mappings of the same PGs at N replicas.
+    """
+    normal, urgent_class = layout.normal_class, layout.urgent_class
+    short = duplicate = not_first = count = off = fd = differing_n = 0
+    shared_fd = added = moved = 0
+    pgs = sorted(set(at_size) | set(at_size_plus_one) | set(isolated))
+    for pg in pgs:
+        ref = tuple(isolated.get(pg, ()))
+        osds = tuple(at_size_plus_one.get(pg, ()))
+        classes = [layout.device_class.get(o) for o in osds]
+        domains = [layout.domain_of_device.get(o, -o - 10_000_000) for o in osds]
+        if len(osds) < size + 1:
+            short += 1
+        if len(set(osds)) != len(osds):
+            duplicate += 1
+        if not classes or classes[0] != urgent_class:
+            not_first += 1
+        if sum(1 for c in classes if c == urgent_class) != 1:
+            count += 1
+        if any(c != normal for c in classes[1:]):
+            off += 1
+        if len(set(domains[1:])) != len(domains[1:]):
+            fd += 1
+        if osds[1:] != ref:
+            differing_n += 1
+        if osds and domains[0] in domains[1:]:
+            shared_fd += 1
+        new = set(osds) - set(ref)
+        added += 1 if new and osds and osds[0] in new else 0
+        moved += len(new - {osds[0]}) if osds else 0
+    return CopyReport(
+        rule=R.copy_rule_name(size),
+        size=size,
+        pool_id=pool_id,
+        pgs=len(pgs),
+        pgs_differing_from_isolated=differing_pgs(at_size, isolated),
+        short_pgs=short,
+        duplicate_osd_pgs=duplicate,
+        urgent_not_first_pgs=not_first,
+        urgent_count_pgs=count,
+        normal_off_class_pgs=off,
+        normal_failure_domain_pgs=fd,
+        normal_differing_pgs=differing_n,
+        shared_failure_domain_pgs=shared_fd,
+        shared_failure_domain_fraction=round(_ratio(shared_fd, len(pgs)), 4),
+        replicas_added=added,
+        replicas_moved=moved,
+        pool_size=pool_size,
+    )
+
+
+def copy_failures(report: CopyReport, urgent_class: str, normal_class: str,
+                  fd_type: str) -> tuple[list[str], list[str]]:
+    """(R8 failures, warnings) of one copy rule's report."""
+    r, n = report, report.size
+    label = f"{r.rule} (pool {r.pool_id})" if r.pool_id is not None else r.rule
+    bad = [
+        (r.pgs_differing_from_isolated,
+         f"at size {n} map differently from {R.ISOLATED_NORMAL} (putting a pool on the rule "
+         "would move data)"),
+        (r.short_pgs, f"at size {n + 1} have fewer than {n + 1} OSDs"),
+        (r.duplicate_osd_pgs, f"at size {n + 1} map one OSD twice"),
+        (r.urgent_not_first_pgs,
+         f"at size {n + 1} do not start with an {urgent_class} OSD (the extra copy must be "
+         "the primary)"),
+        (r.urgent_count_pgs, f"at size {n + 1} do not have exactly one {urgent_class} OSD"),
+        (r.normal_off_class_pgs,
+         f"at size {n + 1} have an OSD after the first that is not {normal_class}"),
+        (r.normal_failure_domain_pgs,
+         f"at size {n + 1} put two of the {n} {normal_class} copies in one {fd_type}"),
+        (r.normal_differing_pgs,
+         f"at size {n + 1} do not keep the {R.ISOLATED_NORMAL} OSDs of size {n} (same OSDs, "
+         "same order) after the first: a switch would move more than the extra copy"),
+    ]
+    failures = [f"R8 {label}: {count}/{r.pgs} PGs {what}" for count, what in bad if count]
+    warnings: list[str] = []
+    if r.shared_failure_domain_pgs:
+        warnings.append(
+            f"{label}: at size {n + 1} the {urgent_class} copy shares a {fd_type} with one of "
+            f"the {normal_class} copies in {r.shared_failure_domain_pgs}/{r.pgs} PGs "
+            f"({r.shared_failure_domain_fraction:.1%}); allowed: the {n} {normal_class} "
+            f"copies keep {n} distinct {fd_type}s"
         )
     return failures, warnings

@@ -1,11 +1,10 @@
 """install / verify_live / plan_switch against a fake ``ceph`` that serves a real osdmap."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from fake_ceph import make_cluster
 from old_weight_sets import with_positional_sets
 
 from crush_rules import (
@@ -23,55 +22,9 @@ from crush_rules.weightsets import positional_pools
 
 FIXTURES = Path(__file__).resolve().parents[2] / "crush_topologies"
 
-FAKE_CEPH = r'''#!@PYTHON@
-"""Just enough of the ceph CLI: osd getmap, osd setcrushmap (compare-and-swap), pg ls-by-pool."""
-import json, shutil, subprocess, sys
-from pathlib import Path
-state = Path(@STATE@)
-args = sys.argv[1:]
-while args and args[0] in ("--conf", "--name", "--keyring"):
-    args = args[2:]
-osdmap = state / "osdmap"
-if args[:2] == ["osd", "getmap"]:
-    shutil.copy(osdmap, args[3])
-elif args[:2] == ["osd", "setcrushmap"]:
-    dump = subprocess.run(["osdmaptool", str(osdmap), "--dump", "json"], capture_output=True,
-                          text=True).stdout
-    version = json.loads(dump[dump.index("{"):])["crush_version"]
-    if int(args[4]) != version:
-        print(f"prior_version {args[4]} != crush version {version}", file=sys.stderr)
-        sys.exit(1)
-    subprocess.run(["osdmaptool", str(osdmap), "--import-crush", args[3]], check=True,
-                   capture_output=True)
-    with open(state / "calls", "a") as log:
-        log.write(" ".join(args[:2] + args[4:]) + "\n")
-elif args[:2] == ["pg", "ls-by-pool"]:
-    print(json.dumps({"pg_stats": [{"pgid": f"1.{i:x}", "stat_sum": {"num_bytes": 1000}}
-                                   for i in range(64)]}))
-else:
-    sys.exit(f"fake ceph: unsupported {args}")
-'''
-
-
-def _make_cluster(tmp_path, crush: bytes):
-    tools = Tools()
-    osdmap = tmp_path / "osdmap"
-    subprocess.run(["osdmaptool", str(osdmap), "--createsimple", "8", "--with-default-pool",
-                    "--pg-bits", "3", "--pgp-bits", "3"], check=True, capture_output=True)
-    (tmp_path / "crush.bin").write_bytes(crush)
-    subprocess.run(["osdmaptool", str(osdmap), "--import-crush", str(tmp_path / "crush.bin"),
-                    "--mark-up-in"], check=True, capture_output=True)
-    ceph = tmp_path / "ceph"
-    ceph.write_text(
-        FAKE_CEPH.replace("@PYTHON@", sys.executable).replace("@STATE@", repr(str(tmp_path)))
-    )
-    ceph.chmod(0o755)
-    return CephCli(conf="/dev/null", ceph_bin=str(ceph)), tools, tmp_path
-
-
 @pytest.fixture()
 def cluster(tmp_path):
-    return _make_cluster(tmp_path, read_map(Tools(), (FIXTURES / "paper.txt").read_bytes()))
+    return make_cluster(tmp_path, read_map(Tools(), (FIXTURES / "paper.txt").read_bytes()))
 
 
 @pytest.fixture()
@@ -81,7 +34,7 @@ def old_cluster(tmp_path):
     tools = Tools()
     paper = read_map(tools, (FIXTURES / "paper.txt").read_bytes())
     flat = generate(tools, paper, GenerateOptions(pool_ids=(1,))).binary
-    return _make_cluster(tmp_path, with_positional_sets(tools, flat, shared=(1,), foreign=(9,)))
+    return make_cluster(tmp_path, with_positional_sets(tools, flat, shared=(1,), foreign=(9,)))
 
 
 def _live_crush(cli: CephCli, tools: Tools):

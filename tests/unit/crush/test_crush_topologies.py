@@ -130,7 +130,7 @@ def test_cli_generate_verify_and_release_text(tmp_path, capsys):
                "--text", str(text), "--pool-id", "3", "--release", "quincy"])
     assert rc == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["ok"] and set(summary["rule_ids"]) == set(R.RULE_NAMES)
+    assert summary["ok"] and set(summary["rule_ids"]) == {*R.RULE_NAMES, "sla_copy_3"}
     assert "min_size" not in text.read_text()
     assert "choose_args 3 {" in text.read_text()
     assert main(["verify", "--map", str(out), "--pool-id", "3"]) == 0
