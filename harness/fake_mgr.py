@@ -117,7 +117,8 @@ class FakeCluster:
     def __init__(self) -> None:
         self.epoch = 10
         self.rules = {"replicated_rule": 0, "sla_isolated_normal": 1,
-                      "sla_isolated_urgent": 2, "sla_shared": 3, "sla_hybrid": 4}
+                      "sla_isolated_urgent": 2, "sla_shared": 3, "sla_hybrid": 4,
+                      "sla_copy_3": 5}
         self.pools: dict[int, dict[str, Any]] = {}
         self.raw: dict[str, list[int]] = {}
         self.upmaps: dict[str, list[tuple[int, int]]] = {}
@@ -129,11 +130,14 @@ class FakeCluster:
         self.perf_queries: set[int] = set()
         self.perf_seen: dict[int, int] = {}
         self.pool_bytes = 0
+        # the balancer module's options, as `ceph config` holds them
+        self.balancer: dict[str, Any] = {"mode": "upmap", "active": True, "pool_ids": ""}
 
     def add_pool(self, pool_id: int, name: str, rule: str, pgs: int = 16,
                  erasure: bool = False) -> None:
         self.pools[pool_id] = {"pool": pool_id, "pool_name": name, "type": 3 if erasure else 1,
-                               "crush_rule": self.rules[rule], "size": 3}
+                               "crush_rule": self.rules[rule], "size": 3, "min_size": 2,
+                               "pg_num": pgs}
         self.weight_sets.add(pool_id)
         for seed in range(pgs):
             hosts = [(seed + i) % 4 for i in range(3)]
@@ -170,7 +174,13 @@ class FakeCluster:
                 if info["crush_rule"] == self.rules["sla_isolated_urgent"]}
 
     def up_set(self, pgid: str) -> list[int]:
-        return upmapped(self.raw[pgid], self.upmaps.get(pgid, []))
+        """sla_copy_3 at size 4: one ssd OSD (of a fourth host) in front."""
+        pool = self.pools[int(pgid.split(".")[0])]
+        raw = self.raw[pgid]
+        if pool["crush_rule"] == self.rules["sla_copy_3"] and pool["size"] == 4:
+            host = ({0, 1, 2, 3} - {o // 2 for o in raw}).pop()
+            raw = [2 * host + 1] + raw
+        return upmapped(raw, self.upmaps.get(pgid, []))
 
     def rule_of(self, pool_id: int) -> str:
         rid = self.pools[pool_id]["crush_rule"]
@@ -254,6 +264,17 @@ class FakeCluster:
             if cmd["val"] == "sla_isolated_normal":  # the mon cancels entries to ssd
                 for pg in [pg for pg in self.upmaps if pg.startswith(f"{pool['pool']}.")]:
                     del self.upmaps[pg]
+        elif prefix == "osd pool set" and cmd["var"] in ("size", "min_size"):
+            pool = next(p for p in self.pools.values() if p["pool_name"] == cmd["pool"])
+            pool[cmd["var"]] = int(cmd["val"])
+            if cmd["var"] == "size":  # as the mon does: min_size to the default for the size
+                pool["min_size"] = int(cmd["val"]) - int(cmd["val"]) // 2
+        elif prefix in ("config set", "config rm") and cmd["name"] == "mgr/balancer/pool_ids":
+            self.balancer["pool_ids"] = cmd.get("value", "")
+            return 0, b"", ""  # the config map, not the OSD map
+        elif prefix == "osd pool get":
+            pool = next(p for p in self.pools.values() if p["pool_name"] == cmd["pool"])
+            return 0, json.dumps({cmd["var"]: pool[cmd["var"]]}).encode(), ""
         elif apply_upmap_command(self.upmaps, cmd):
             pass
         elif prefix == "osd crush weight-set rm":
@@ -313,5 +334,7 @@ def make_module(cluster: FakeCluster, store: dict[str, str] | None = None,
     m.get_osd_perf_counters = cluster.perf_counters
     m.remove_osd_perf_query = cluster.perf_queries.discard
     m.send_command = cluster.send_command
+    m.get_module_option_ex = lambda module, key, default=None: (
+        cluster.balancer.get(key, default) if module == "balancer" else default)
     m.options = opts
     return m

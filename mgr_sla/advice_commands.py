@@ -11,15 +11,16 @@ import json
 import re
 import statistics
 import time
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
 
 from mgr_module import CommandResult, HandleCommandResult
 
-from . import compat
 from .advise import AdviseError, AdviseInputs, Measured, advise, render
-from .settings import DEFAULT_SIZE
-from .shell_common import OutputFormat, ShellBase, _err, _out
+from .commands_io import OutputFormat, refuse, reply
+from .settings import DEFAULT_SIZE, Settings
 from .state import Role
+from .state_store import StateStore
 from .upmaps import target_urgent_share
 from .usage import UsageError, UsageHistory
 
@@ -40,22 +41,41 @@ PAPER_DB_SPEEDUP = Measured(2.0, "the paper's Fig. 12 (HDD+SSD about 2x HDD only
                                  "project's measurement: docs/benchmarks.md")
 
 
-class AdviceMixin(ShellBase):
-    _usage: Optional[UsageHistory]
-    _usage_saved_at: float
+@dataclass(frozen=True)
+class AdvisorMgr:
+    """The mgr calls advise makes (MgrModule's bound methods and log)."""
+
+    get: Callable[[str], Any]
+    get_store: Callable[[str], Optional[str]]
+    set_store: Callable[[str, Optional[str]], None]
+    send_command: Callable[..., None]
+    get_ceph_option: Callable[[str], Any]
+    log: Any
+
+
+class Advisor:
+    """`ceph sla advise` and the urgent usage record it reads."""
+
+    def __init__(self, mgr: AdvisorMgr, store: StateStore,
+                 settings: Callable[[], Settings]) -> None:
+        self._mgr = mgr
+        self._store = store
+        self._settings = settings
+        self._usage: Optional[UsageHistory] = None
+        self._usage_saved_at = 0.0
 
     def _usage_history(self) -> UsageHistory:
         if self._usage is None:
-            text = self.get_store(USAGE_KEY)
+            text = self._mgr.get_store(USAGE_KEY)
             try:
                 self._usage = UsageHistory.from_json(text)
             except UsageError as e:
-                self.log.error("sla: %s: starting a new urgent usage history", e)
+                self._mgr.log.error("sla: %s: starting a new urgent usage history", e)
                 self._usage = UsageHistory()
             self._usage_saved_at = time.time()
         return self._usage
 
-    def _record_usage(self, now: float, urgent_iops: Optional[float]) -> Optional[str]:
+    def record_usage(self, now: float, urgent_iops: Optional[float]) -> Optional[str]:
         """Count this tick's urgent rate; the history's text when it is due
         to be written (the caller writes it without the module lock)."""
         if urgent_iops is None:
@@ -67,31 +87,34 @@ class AdviceMixin(ShellBase):
         self._usage_saved_at = now
         return usage.to_json()
 
-    @compat.read_command("sla advise")
-    def cmd_advise(self, cost_ratio: Optional[float] = None, calibrate: bool = False,
-                   format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
-        """Size the urgent region, check shared mode, recommend thresholds and dwell
-        (--calibrate: measure OSDs with osd bench; --cost-ratio: SSD:HDD price per GB)"""
+    def advise(self, cost_ratio: Optional[float], calibrate: bool, fmt: OutputFormat,
+               extra: Optional[Callable[[], dict[str, Any]]] = None) -> HandleCommandResult:
+        """The advice; `extra` adds the per-pool switch costs (the module's)."""
         if calibrate:
             try:
                 self._calibrate()
             except (RuntimeError, ValueError, TypeError) as e:
-                return _err(errno.EIO, f"calibration failed: {e}")
+                return refuse(errno.EIO, f"calibration failed: {e}")
         try:
             advice = advise(self._advise_inputs(cost_ratio))
         except AdviseError as e:
-            return _err(errno.EINVAL, str(e))
-        return _out(format, advice.to_dict(), render(advice))
+            return refuse(errno.EINVAL, str(e))
+        data, text = advice.to_dict(), render(advice)
+        if extra is not None:
+            costs = extra()
+            data["pools"] = costs["pools"]
+            text += costs["text"]
+        return reply(fmt, data, text)
 
     def _advise_inputs(self, cost_ratio: Optional[float]) -> AdviseInputs:
-        settings = self._settings
-        osd_map, crush = self.get("osd_map"), self.get("osd_map_crush")
-        regions = self._regions(osd_map, crush)
+        settings = self._settings()
+        osd_map, crush = self._mgr.get("osd_map"), self._mgr.get("osd_map_crush")
+        regions = settings.region_spec().regions(osd_map, crush)
         up_in = {int(o["osd"]) for o in osd_map.get("osds", []) if o.get("up") and o.get("in")}
         urgent = sorted(o for o in regions.of_class(settings.urgent_class) if o in up_in)
         normal = sorted(o for o in regions.of_class(settings.normal_class) if o in up_in)
-        with self._lock:
-            state = self._require_state()
+        with self._store.lock:
+            state = self._store.state()
             usage = self._usage_history()
             peak, quiet, hours = usage.peak(), usage.quiet_rate(), usage.hours()
             roles = dict(state.roles)
@@ -103,10 +126,11 @@ class AdviceMixin(ShellBase):
         # urgent writes land on the urgent OSDs at the urgent pools' size
         size = max(sizes[Role.URGENT], default=DEFAULT_SIZE)
         normal_size = max(sizes[Role.NORMAL], default=DEFAULT_SIZE)
-        df = {int(p["id"]): p.get("stats", {}) for p in (self.get("df") or {}).get("pools", [])}
+        df = {int(p["id"]): p.get("stats", {})
+              for p in (self._mgr.get("df") or {}).get("pools", [])}
         normal_bytes = sum(float(df.get(p, {}).get("bytes_used", 0))
                            for p, r in roles.items() if r.role is Role.NORMAL)
-        stats = {int(o["osd"]): o for o in (self.get("osd_stats") or {}).get("osd_stats", [])}
+        stats = {int(o["osd"]): o for o in (self._mgr.get("osd_stats") or {}).get("osd_stats", [])}
         free = sum(float(stats[o].get("kb", 0) - stats[o].get("kb_used", 0)) * 1024
                    for o in urgent if o in stats)
         calibration = self._stored_calibration()
@@ -142,7 +166,7 @@ class AdviceMixin(ShellBase):
         kind = "hdd" if device_class == "hdd" else "ssd"
         option = f"osd_mclock_max_capacity_iops_{kind}"
         try:
-            value = float(self.get_ceph_option(option))
+            value = float(self._mgr.get_ceph_option(option))
         except Exception:  # an option this release does not have
             value = MCLOCK_DEFAULTS[kind]
         why = (f"osd bench failed ({measured['failed']})" if measured.get("failed")
@@ -151,7 +175,7 @@ class AdviceMixin(ShellBase):
 
     def _stored_calibration(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.get_store(CALIBRATION_KEY) or "{}")
+            data = json.loads(self._mgr.get_store(CALIBRATION_KEY) or "{}")
         except ValueError:
             return {}
         return data if isinstance(data, dict) else {}
@@ -159,9 +183,9 @@ class AdviceMixin(ShellBase):
     def _calibrate(self) -> None:
         """osd bench on up to BENCH_OSDS_PER_CLASS up OSDs of each sla class,
         all at once; the median per class goes to the store."""
-        settings = self._settings
-        osd_map = self.get("osd_map")
-        regions = self._regions(osd_map, self.get("osd_map_crush"))
+        settings = self._settings()
+        osd_map = self._mgr.get("osd_map")
+        regions = settings.region_spec().regions(osd_map, self._mgr.get("osd_map_crush"))
         up = {int(o["osd"]) for o in osd_map.get("osds", []) if o.get("up")}
         picked = {cls: sorted(o for o in regions.of_class(cls) if o in up)[:BENCH_OSDS_PER_CLASS]
                   for cls in (settings.normal_class, settings.urgent_class)}
@@ -169,7 +193,7 @@ class AdviceMixin(ShellBase):
         for osds in picked.values():
             for osd in osds:
                 results[osd] = CommandResult("")
-                self.send_command(results[osd], "osd", str(osd),
+                self._mgr.send_command(results[osd], "osd", str(osd),
                                   json.dumps({**BENCH, "format": "json"}), "")
         classes: dict[str, Any] = {}
         for cls, osds in picked.items():
@@ -192,7 +216,7 @@ class AdviceMixin(ShellBase):
                 classes[cls] = {"failed": failed[0][:200]}
         if not classes:
             raise RuntimeError("no up OSD of classes " + ", ".join(picked))
-        self.set_store(CALIBRATION_KEY, json.dumps({"time": time.time(), "classes": classes}))
+        self._mgr.set_store(CALIBRATION_KEY, json.dumps({"time": time.time(), "classes": classes}))
 
 
 def _bench_iops(osd: int, rc: int, out: str, err: str) -> float:

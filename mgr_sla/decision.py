@@ -107,35 +107,53 @@ def decide(
     over_slo = latency is not None and slo is not None and latency > slo.latency_ms
     cool = latency is None or slo is None or latency < slo.low_fraction * slo.latency_ms
     if urgent_iops >= thresholds.high_iops or over_slo:
-        high_since = state.high_since if state.high_since is not None else now
-        held_for = now - high_since
-        if urgent_iops >= thresholds.high_iops:
-            what = (f"urgent activity {urgent_iops:.0f} IOPS >= high threshold "
-                    f"{thresholds.high_iops:g}")
-        else:
-            assert slo is not None and urgent_latency_ms is not None
-            what = (f"urgent latency {urgent_latency_ms:.1f} ms (p{slo.percentile:g} of "
-                    f"per-period means) > SLO {slo.latency_ms:g} ms at {urgent_iops:.0f} IOPS")
-        if state.mode is Mode.SHARED and held_for < sustain_secs:
-            # a one-sample spike does not isolate: it must last sustain_secs
-            reason = f"{what} for {held_for:.0f} of {sustain_secs:g} s"
-            return ModeDecision(state.mode, False, reason,
-                                replace(state, quiet_since=None, high_since=high_since))
-        reason = what
-        return _outcome(state, Mode.ISOLATED, now, reason, quiet_since=None,
-                        high_since=high_since)
+        return _high(state, urgent_iops, now, thresholds, sustain_secs, urgent_latency_ms, slo)
     if urgent_iops >= thresholds.low_iops or not cool:
         # Inside the band: keep the mode, and the quiet run is broken.
-        reason = f"urgent activity {urgent_iops:.0f} IOPS inside the threshold band"
-        if not cool:
-            assert slo is not None and urgent_latency_ms is not None
-            reason = (f"urgent latency {urgent_latency_ms:.1f} ms inside the SLO band "
-                      f"({slo.low_fraction * slo.latency_ms:g}-{slo.latency_ms:g} ms)")
-        return _outcome(state, state.mode, now, reason, quiet_since=None)
+        return _outcome(state, state.mode, now,
+                        _band_reason(urgent_iops, urgent_latency_ms, slo, cool),
+                        quiet_since=None)
     if isolating and state.mode is Mode.ISOLATED:
         return _outcome(state, Mode.ISOLATED, now,
                         "isolation still moving data: the quiet time starts when it is done",
                         quiet_since=None)
+    return _quiet(state, urgent_iops, now, thresholds, min_dwell_secs)
+
+
+def _high(state: DecisionState, urgent_iops: float, now: float, thresholds: Thresholds,
+          sustain_secs: float, urgent_latency_ms: float | None, slo: Slo | None
+          ) -> ModeDecision:
+    """Urgent activity (or latency) high: isolate, once it lasted sustain_secs."""
+    high_since = state.high_since if state.high_since is not None else now
+    held_for = now - high_since
+    if urgent_iops >= thresholds.high_iops:
+        what = (f"urgent activity {urgent_iops:.0f} IOPS >= high threshold "
+                f"{thresholds.high_iops:g}")
+    else:
+        assert slo is not None and urgent_latency_ms is not None
+        what = (f"urgent latency {urgent_latency_ms:.1f} ms (p{slo.percentile:g} of "
+                f"per-period means) > SLO {slo.latency_ms:g} ms at {urgent_iops:.0f} IOPS")
+    if state.mode is Mode.SHARED and held_for < sustain_secs:
+        # a one-sample spike does not isolate: it must last sustain_secs
+        reason = f"{what} for {held_for:.0f} of {sustain_secs:g} s"
+        return ModeDecision(state.mode, False, reason,
+                            replace(state, quiet_since=None, high_since=high_since))
+    return _outcome(state, Mode.ISOLATED, now, what, quiet_since=None, high_since=high_since)
+
+
+def _band_reason(urgent_iops: float, urgent_latency_ms: float | None, slo: Slo | None,
+                 cool: bool) -> str:
+    if cool:
+        return f"urgent activity {urgent_iops:.0f} IOPS inside the threshold band"
+    assert slo is not None and urgent_latency_ms is not None
+    return (f"urgent latency {urgent_latency_ms:.1f} ms inside the SLO band "
+            f"({slo.low_fraction * slo.latency_ms:g}-{slo.latency_ms:g} ms)")
+
+
+def _quiet(state: DecisionState, urgent_iops: float, now: float, thresholds: Thresholds,
+           min_dwell_secs: float) -> ModeDecision:
+    """Urgent activity below the low threshold: shared once it stayed there
+    for the dwell."""
     quiet_since = state.quiet_since if state.quiet_since is not None else now
     if state.mode is Mode.SHARED:
         return _outcome(state, Mode.SHARED, now, "urgent activity low", quiet_since)
@@ -146,9 +164,7 @@ def decide(
             f"for {quiet_for:.0f} s (dwell {min_dwell_secs:g} s)"
         )
         return _outcome(state, Mode.SHARED, now, reason, quiet_since)
-    reason = (
-        f"urgent activity low for {quiet_for:.0f} s of the {min_dwell_secs:g} s dwell"
-    )
+    reason = f"urgent activity low for {quiet_for:.0f} s of the {min_dwell_secs:g} s dwell"
     return _outcome(state, Mode.ISOLATED, now, reason, quiet_since)
 
 

@@ -191,3 +191,26 @@ def pg_total(pg_status: Mapping[str, object]) -> int:
     states = pg_status.get("pgs_by_state") or []
     assert isinstance(states, list)
     return sum(int(e.get("count", 0)) for e in states)
+
+
+# What releases each gate: status names it next to the gate.
+RELEASE_HINTS = {
+    GateName.RULES_MISSING: "'ceph sla rules apply'",
+    GateName.PGS_INACTIVE: "wait for peering; 'ceph pg dump_stuck inactive' names the PGs",
+    GateName.RULES_UNVERIFIED: "'ceph sla rules apply' (status shows the failed requirement)",
+    GateName.PGS_UNKNOWN: "wait for the OSDs to report; 'ceph pg dump_stuck' names the PGs",
+    GateName.PGS_DEGRADED: "wait for recovery ('ceph -s'); bring down OSDs back up",
+    GateName.MISPLACED: "wait for backfill, or raise mgr/sla/max_misplaced_ratio",
+    GateName.OSD_DOWN: "bring the OSD up, or mark it out ('ceph osd out N') so its data "
+                       "recovers elsewhere",
+    GateName.APPLY_FAILED: "fix what the mon refused (detail); the module retries every tick",
+    GateName.CLUSTER_FLAGS: "'ceph osd unset FLAG' when the maintenance is over",
+    GateName.URGENT_CAPACITY: "add urgent OSDs, or keep the largest pools isolated "
+                              "('ceph sla plan' shows each pool's need)",
+    GateName.DAILY_CAP: "wait, or raise mgr/sla/max_switches_per_day",
+}
+
+
+def gate_status(gate: Gate) -> dict[str, str]:
+    """A gate as status shows it: name, detail, and what releases it."""
+    return {**gate.to_dict(), "release": RELEASE_HINTS.get(gate.name, "")}

@@ -10,6 +10,7 @@ from .state import ModuleState
 
 def render_status(status: dict[str, Any]) -> str:
     lines = [
+        f"sla {status.get('version', '')}".rstrip(),
         f"mode:        {status['mode']} ({'pinned' if status['pinned'] else 'auto'})"
         + ("  [dry run: nothing is changed]" if status["dry_run"] else "")
         + ("" if status.get("active", True) else "  [off: 'ceph sla on' to resume]"),
@@ -28,7 +29,9 @@ def render_status(status: dict[str, Any]) -> str:
     if status.get("time_to_isolation_secs") is not None:
         lines.append(f"time to isolation (last): {status['time_to_isolation_secs']:.1f} s")
     for gate in status["gates"]:
-        lines.append(f"blocked:     {gate['name']}: {gate['detail']}")
+        lines.append(f"blocked:     {gate['name']}: {gate['detail']}"
+                     + (f" -> {gate['release']}" if gate.get("release") else ""))
+    lines += render_holds(status)
     if status.get("pgs_without_normal_replica"):
         lines.append(f"inclusion:   {status['pgs_without_normal_replica']} PGs of normal pools "
                      "without a normal replica (ceph health detail)")
@@ -36,12 +39,14 @@ def render_status(status: dict[str, Any]) -> str:
         lines.append(f"repaired:    {repair}")
     if status["pools"]:
         lines.append("")
-        lines.append(f"{'POOL':<20} {'ID':>4} {'ROLE':<7} {'RULE':<22} {'EXPECTED':<22} "
-                     f"{'IOPS':>8}")
+        lines.append(f"{'POOL':<20} {'ID':>4} {'ROLE':<7} {'STRATEGY':<8} {'RULE':<22} "
+                     f"{'EXPECTED':<22} {'SIZE':>4} {'IOPS':>8}")
         for p in status["pools"]:
             iops = "-" if p["client_iops"] is None else f"{p['client_iops']:.1f}"
-            lines.append(f"{p['name']:<20} {p['pool_id']:>4} {p['role']:<7} {p['rule']:<22} "
-                         f"{p['expected_rule']:<22} {iops:>8}")
+            strategy = p.get("strategy") if p["role"] == "normal" else "-"
+            lines.append(f"{p['name']:<20} {p['pool_id']:>4} {p['role']:<7} {strategy:<8} "
+                         f"{p['rule']:<22} {p['expected_rule']:<22} {p.get('size', 0):>4} "
+                         f"{iops:>8}")
     else:
         lines.append("no managed pools: 'ceph sla pool set <pool> urgent|normal'")
     return "\n".join(lines) + "\n"
@@ -74,3 +79,17 @@ def _dash(value: object) -> str:
 
 def _when(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts))
+
+
+def render_holds(status: dict[str, Any]) -> list[str]:
+    """What keeps the mode, or the end of a switch, where it is."""
+    lines = []
+    for hold in status.get("holds") or []:
+        lines.append(f"holds:       {hold['name']}: {hold['detail']} -> {hold['release']}")
+    for pool in status.get("pools") or []:
+        if pool.get("kept_isolated"):
+            lines.append(f"isolated:    {pool['name']}: {pool['kept_isolated']}")
+    if status.get("stats_period_secs") and status["stats_period_secs"] > 5:
+        lines.append(f"stats:       mgr_stats_period {status['stats_period_secs']:g} s: the "
+                     "module sees urgent load up to that late")
+    return lines

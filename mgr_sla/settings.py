@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Callable
 
-from .crush_bridge import load_crush_rules
+from .crush_rules.rules import DEFAULT_PLACEMENT, DEFAULT_SIZE
 from .decision import Thresholds
 from .latency import Slo
+from .maps import RegionSpec
 
-_RULES = load_crush_rules()
-DEFAULT_PLACEMENT = _RULES.DEFAULT_PLACEMENT
-DEFAULT_SIZE: int = _RULES.DEFAULT_SIZE
+__all__ = ["DEFAULT_PLACEMENT", "DEFAULT_SIZE", "SETTINGS_SPECS", "Settings"]
+STRATEGY_CHOICES = ("auto", "copy", "move")
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,8 @@ class Settings:
     failure_domain: str = DEFAULT_PLACEMENT.failure_domain
     metrics_addr: str = "::"  # Ceph's prometheus module default
     metrics_port: int = 9284
+    max_isolation_secs: float = 60.0
+    default_strategy: str = "auto"
 
     @classmethod
     def read(cls, get: Callable[[str], Any]) -> Settings:
@@ -65,6 +67,9 @@ class Settings:
 
     def slo(self) -> Slo:
         return Slo(self.slo_latency_ms, self.slo_percentile, self.slo_low_fraction)
+
+    def region_spec(self) -> RegionSpec:
+        return RegionSpec(self.failure_domain, self.normal_class, self.urgent_class)
 
 
 def _bool(raw: Any) -> bool:
@@ -141,4 +146,11 @@ SETTINGS_SPECS = (
                "module default)"),
     OptionSpec("metrics_port", "int", "port of the Prometheus endpoint (0: no endpoint)",
                min=0, max=65535),
+    OptionSpec("max_isolation_secs", "secs",
+               "a normal pool is never shared when isolating it again would take longer than "
+               "this (the switch-cost model's estimate: 'ceph sla plan')", min=1),
+    OptionSpec("default_strategy", "str",
+               "strategy of 'ceph sla pool set POOL normal' without --strategy: copy (size "
+               "toggle), move (pg_upmap_items), or auto (copy when the urgent region has room "
+               "for a whole copy under nearfull_ratio, else move)"),
 )

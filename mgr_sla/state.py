@@ -17,10 +17,11 @@ RULE_ISOLATED_NORMAL = "sla_isolated_normal"
 RULE_SHARED = "sla_shared"
 RULE_ISOLATED_URGENT = "sla_isolated_urgent"
 RULE_HYBRID = "sla_hybrid"
+RULE_COPY_PREFIX = "sla_copy_"  # + the pool's base size: crush_rules.copy_rule_name
 
 HISTORY_LEN = 50
 STATE_KEY = "state"
-STATE_VERSION = 2  # 1: no "version" key, no original rules
+STATE_VERSION = 3  # 1: no "version" key, no original rules; 2: no strategies
 
 
 class Role(str, enum.Enum):
@@ -36,6 +37,18 @@ class UrgentPlacement(str, enum.Enum):
     HYBRID = "hybrid"
 
 
+class Strategy(str, enum.Enum):
+    """How a normal pool uses the urgent region in shared mode.
+
+    move: the module's pg_upmap_items move a weight-proportional share of the
+    replicas onto urgent OSDs (no extra space; isolation moves them back).
+    copy: the pool's size grows by one and the extra copy lands on an urgent
+    OSD (sla_copy_N); isolation drops it at peering, nothing is copied back."""
+
+    MOVE = "move"
+    COPY = "copy"
+
+
 @dataclass(frozen=True)
 class PoolRole:
     role: Role
@@ -43,12 +56,30 @@ class PoolRole:
     # the rule the pool had before sla managed it: `pool rm` and `release`
     # put it back (None: managed by a version that did not record it)
     original_rule: str | None = None
+    strategy: Strategy = Strategy.MOVE
+    # copy pools: the size and min_size the pool had when sla took it; isolated
+    # mode keeps them, shared mode adds one copy, `pool rm` restores them
+    base_size: int | None = None
+    base_min_size: int | None = None
+
+
+def copy_rule(size: int) -> str:
+    return f"{RULE_COPY_PREFIX}{size}"
 
 
 def expected_rule(role: PoolRole, mode: Mode) -> str:
     if role.role is Role.URGENT:
         return RULE_HYBRID if role.placement is UrgentPlacement.HYBRID else RULE_ISOLATED_URGENT
+    if role.strategy is Strategy.COPY and role.base_size:
+        return copy_rule(role.base_size)
     return RULE_SHARED if mode is Mode.SHARED else RULE_ISOLATED_NORMAL
+
+
+def expected_size(role: PoolRole, mode: Mode) -> int | None:
+    """The size a copy pool has in `mode` (None: sla leaves the size alone)."""
+    if role.role is not Role.NORMAL or role.strategy is not Strategy.COPY or not role.base_size:
+        return None
+    return role.base_size + 1 if mode is Mode.SHARED else role.base_size
 
 
 @dataclass
@@ -62,6 +93,9 @@ class SwitchRecord:
     replicas_moved: int | None = None
     time_to_isolation_secs: float | None = None
     dry_run: bool = False
+    # switches to isolated: the bytes the move pools had on urgent OSDs (the
+    # drain rate the cost model learns is these over the time to isolation)
+    bytes_to_isolate: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -101,9 +135,7 @@ class ModuleState:
             "mode_since": self.decision.mode_since,
             "quiet_since": self.decision.quiet_since,
             "pinned": self.pinned.value if self.pinned else None,
-            "roles": {str(pid): {"role": r.role.value, "placement": r.placement.value,
-                                 "original_rule": r.original_rule}
-                      for pid, r in sorted(self.roles.items())},
+            "roles": {str(pid): _role_json(r) for pid, r in sorted(self.roles.items())},
             "history": [asdict(r) for r in self.history],
             "switches_total": self.switches_total,
             "blocked_total": self.blocked_total,
@@ -123,9 +155,7 @@ class ModuleState:
                                  f"{STATE_VERSION}")
             decision = DecisionState(Mode(raw["mode"]), float(raw["mode_since"]),
                                      raw.get("quiet_since"))
-            roles = {int(pid): PoolRole(Role(r["role"]), UrgentPlacement(r.get("placement",
-                     "isolated")), r.get("original_rule")) for pid, r in raw.get("roles",
-                                                                               {}).items()}
+            roles = {int(pid): _role_from(r) for pid, r in raw.get("roles", {}).items()}
             return ModuleState(
                 decision=decision,
                 pinned=Mode(raw["pinned"]) if raw.get("pinned") else None,
@@ -136,6 +166,20 @@ class ModuleState:
             )
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise StateError(f"unreadable state record: {e}") from e
+
+
+def _role_json(r: PoolRole) -> dict[str, Any]:
+    return {"role": r.role.value, "placement": r.placement.value,
+            "original_rule": r.original_rule, "strategy": r.strategy.value,
+            "base_size": r.base_size, "base_min_size": r.base_min_size}
+
+
+def _role_from(raw: dict[str, Any]) -> PoolRole:
+    def size(key: str) -> int | None:
+        return int(raw[key]) if raw.get(key) is not None else None
+    return PoolRole(Role(raw["role"]), UrgentPlacement(raw.get("placement", "isolated")),
+                    raw.get("original_rule"), Strategy(raw.get("strategy", "move")),
+                    size("base_size"), size("base_min_size"))
 
 
 class StateError(ValueError):

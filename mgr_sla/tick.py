@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from .decision import DecisionState, Mode, ModeDecision, Thresholds, decide, held
 from .gates import ClusterHealth, Gate, blocking_gates
 from .latency import Slo
-from .state import RULE_SHARED, PoolRole, expected_rule
+from .state import PoolRole, Role, expected_rule, expected_size
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,7 @@ class PoolNow:
     name: str
     role: PoolRole
     rule: str  # the name of the rule it is on
+    size: int = 0
 
 
 @dataclass(frozen=True)
@@ -42,14 +43,31 @@ class TickInputs:
     slo: Slo | None = None
     pools: Sequence[PoolNow] = ()
     blocked_before: frozenset[str] = frozenset()  # gate names that blocked last tick
+    # normal pools the switch-cost model keeps isolated in shared mode
+    # (isolating them again would take longer than max_isolation_secs)
+    keep_isolated: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
-class RuleChange:
+class PoolChange:
+    """What one pool must become: its rule, and for copy pools its size."""
+
     pool_id: int
     pool: str
+    role: PoolRole
     from_rule: str
     to_rule: str
+    from_size: int
+    to_size: int | None  # None: the size stays as it is
+    toward_shared: bool  # the change lets normal data onto the urgent region
+
+    @property
+    def rule_changes(self) -> bool:
+        return self.from_rule != self.to_rule
+
+    @property
+    def size_changes(self) -> bool:
+        return self.to_size is not None and self.to_size != self.from_size
 
 
 @dataclass(frozen=True)
@@ -58,16 +76,21 @@ class TickPlan:
     state: DecisionState  # what to keep for the next tick
     switch: bool  # a switch is decided and goes ahead (record it)
     gates: tuple[Gate, ...]  # everything blocking now, switch and convergence alike
-    rule_changes: tuple[RuleChange, ...]
+    pool_changes: tuple[PoolChange, ...]
     newly_blocked: tuple[str, ...]  # gate names to count once per blocked episode
 
 
-def _changes(pools: Sequence[PoolNow], mode: Mode) -> list[RuleChange]:
+def _changes(pools: Sequence[PoolNow], mode: Mode, keep_isolated: frozenset[int]
+             ) -> list[PoolChange]:
     out = []
     for pool in sorted(pools, key=lambda p: p.pool_id):
-        want = expected_rule(pool.role, mode)
-        if pool.rule != want:
-            out.append(RuleChange(pool.pool_id, pool.name, pool.rule, want))
+        pool_mode = Mode.ISOLATED if pool.pool_id in keep_isolated else mode
+        rule = expected_rule(pool.role, pool_mode)
+        size = expected_size(pool.role, pool_mode)
+        change = PoolChange(pool.pool_id, pool.name, pool.role, pool.rule, rule, pool.size,
+                            size, pool.role.role is Role.NORMAL and pool_mode is Mode.SHARED)
+        if change.rule_changes or change.size_changes:
+            out.append(change)
     return out
 
 
@@ -80,7 +103,7 @@ def _merge(*lists: Sequence[Gate]) -> tuple[Gate, ...]:
 
 
 def plan_tick(inputs: TickInputs) -> TickPlan:
-    """Decide the mode, gate the switch, and say which pools change rule.
+    """Decide the mode, gate the switch, and say which pools change rule or size.
 
     Pools converge to the mode in force even while a switch away from it is
     blocked (a new urgent pool still goes to its own region). Moving normal
@@ -97,13 +120,12 @@ def plan_tick(inputs: TickInputs) -> TickPlan:
         if switch_gates:
             state = held(decision, inputs.state)
             switch = False
-    changes: list[RuleChange] = []
+    changes: list[PoolChange] = []
     change_gates: list[Gate] = []
     if not inputs.dry_run:
-        changes = _changes(inputs.pools, state.mode)
+        changes = _changes(inputs.pools, state.mode, inputs.keep_isolated)
         if changes:
-            target = Mode.SHARED if any(c.to_rule == RULE_SHARED for c in changes) \
-                else Mode.ISOLATED
+            target = Mode.SHARED if any(c.toward_shared for c in changes) else Mode.ISOLATED
             change_gates = blocking_gates(target, inputs.health, inputs.max_misplaced_ratio)
             if change_gates:
                 changes = []

@@ -60,5 +60,5 @@ def sla_pools(cluster: Cluster) -> Cluster:
         cluster.ceph("config", "set", "mgr", f"mgr/sla/{name}", str(value))
     cluster.ceph("sla", "set-threshold", str(HIGH), str(LOW))
     cluster.ceph("sla", "pool", "set", "urgent", "urgent", timeout=120)
-    cluster.ceph("sla", "pool", "set", "normal", "normal", timeout=300)
+    cluster.ceph("sla", "pool", "set", "normal", "normal", "--strategy", "move", timeout=300)
     return cluster

@@ -59,8 +59,12 @@ def _calls(node: ast.Call) -> tuple[int, frozenset[str], bool]:
 # The MgrModule subclass is split into mixins (placement.py, pool_commands.py)
 # over ShellBase (shell_common.py), which declares the mgr calls they make for
 # the type checker only (under TYPE_CHECKING): those stay uses, not definitions.
-SHELL_BASES = {"MgrModule", "mgr_module.MgrModule", "ShellBase", "PlacementMixin",
-               "PoolCommandsMixin"}
+SHELL_BASES = {"MgrModule", "mgr_module.MgrModule"}
+
+
+# The module's collaborators get `get_osdmap` injected, late-bound.
+OSDMAP_GETTERS = ("self.get_osdmap", "module.get_osdmap", "self._get_osdmap",
+                  "self._mgr.get_osdmap")
 
 
 def _defined_in(node: ast.ClassDef) -> set[str]:
@@ -144,7 +148,7 @@ class Collector(ast.NodeVisitor):
         self._osdmaps = set()
         for item in ast.walk(node):
             if isinstance(item, ast.Assign) and isinstance(item.value, ast.Call) \
-                    and ast.unparse(item.value.func) in ("self.get_osdmap", "module.get_osdmap"):
+                    and ast.unparse(item.value.func) in OSDMAP_GETTERS:
                 self._osdmaps.update(t.id for t in item.targets if isinstance(t, ast.Name))
         self.generic_visit(node)
         self._osdmaps = outer

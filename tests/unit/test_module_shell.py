@@ -23,11 +23,15 @@ def cluster() -> FakeCluster:
 
 def managed(cluster: FakeCluster, store: dict[str, str], **options: Any) -> Any:
     m = make_module(cluster, store, {"min_dwell_secs": 0, "sustain_secs": 0, **options})
-    m._verify_rules = lambda opts: None  # crushtool/osdmaptool: the integration tests'
-    m._verifier._check = m._verify_rules
+    m._rules.replace_check(lambda opts: None)  # crushtool/osdmaptool: the integration tests'
     assert m.cmd_pool_set("fast", role=_role("urgent")).retval == 0
-    assert m.cmd_pool_set("bulk", role=_role("normal")).retval == 0
+    assert m.cmd_pool_set("bulk", role=_role("normal"), strategy=_strategy("move")).retval == 0
     return m
+
+
+def _strategy(name: str) -> Any:
+    from mgr_sla.state import Strategy
+    return Strategy(name)
 
 
 def _role(name: str) -> Any:
@@ -38,8 +42,8 @@ def _role(name: str) -> Any:
 def ticks(m: Any, n: int) -> None:
     for _ in range(n):
         m.tick()
-        m._verifier.wait(5)
-        m._upmap_sender.wait(5)  # the upmap batch goes out on its own thread
+        m._rules.wait(5)
+        m._placement.upmap.sender.wait(5)  # the upmap batch goes out on its own thread
 
 
 def test_quiet_cluster_shares_with_upmaps_then_load_isolates(cluster: FakeCluster) -> None:
@@ -52,10 +56,10 @@ def test_quiet_cluster_shares_with_upmaps_then_load_isolates(cluster: FakeCluste
     assert status["mode"] == "shared"
     assert bulk["upmaps"]["pending"] == 0 and bulk["upmaps"]["pgs_with_upmaps"] > 0
     assert 0.3 < bulk["upmaps"]["urgent_replica_share"] < 0.6
-    # every upmap entry keeps the primary and one replica per host
+    # every upmap entry keeps a normal replica and one replica per host
     for pg in cluster.upmaps:
         up = cluster.up_set(pg)
-        assert up[0] % 2 == 0, (pg, up)
+        assert any(o % 2 == 0 for o in up), (pg, up)
         assert len({o // 2 for o in up}) == 3, (pg, up)
     # urgent load: isolated at once, the mon's cancelling leaves no entry to ssd
     cluster.ops[1] += 10_000
@@ -76,7 +80,7 @@ def test_failover_restores_the_mode_without_a_switch(cluster: FakeCluster) -> No
     switches = json.loads(first.cmd_status(format=_fmt("json")).stdout)["switches_total"]
     sent = len(cluster.commands)
     second = make_module(cluster, store, {"min_dwell_secs": 0})
-    second._verifier._check = lambda opts: None
+    second._rules.replace_check(lambda opts: None)
     ticks(second, 3)
     status = json.loads(second.cmd_status(format=_fmt("json")).stdout)
     assert status["mode"] == "shared" and status["switches_total"] == switches
@@ -108,7 +112,7 @@ def test_bad_input_changes_nothing(cluster: FakeCluster) -> None:
 def test_a_pool_the_mon_refuses_does_not_stop_the_others(cluster: FakeCluster) -> None:
     cluster.add_pool(3, "other", "sla_isolated_normal")
     m = managed(cluster, {})
-    assert m.cmd_pool_set("other", role=_role("normal")).retval == 0
+    assert m.cmd_pool_set("other", role=_role("normal"), strategy=_strategy("move")).retval == 0
     real = cluster.mon_command
 
     def refuse_bulk(cmd: dict[str, Any]) -> Any:
@@ -129,7 +133,7 @@ def _fmt(name: str) -> Any:
 def test_pool_rm_and_release_undo_what_sla_did(cluster: FakeCluster) -> None:
     cluster.add_pool(3, "other", "replicated_rule")
     m = managed(cluster, {})
-    assert m.cmd_pool_set("other", role=_role("normal")).retval == 0
+    assert m.cmd_pool_set("other", role=_role("normal"), strategy=_strategy("move")).retval == 0
     ticks(m, 4)
     assert cluster.rule_of(3) == "sla_shared"
     assert any(pg.startswith("3.") for pg in cluster.upmaps)
@@ -168,7 +172,7 @@ def test_off_changes_nothing_and_on_resumes(cluster: FakeCluster) -> None:
 def test_unreadable_state_is_kept_and_reported(cluster: FakeCluster) -> None:
     store = {"state": "{broken"}
     m = make_module(cluster, store, {"min_dwell_secs": 0})
-    m._verifier._check = lambda opts: None
+    m._rules.replace_check(lambda opts: None)
     ticks(m, 1)
     kept = [k for k in store if k.startswith("state.unreadable.")]
     assert kept and store[kept[0]] == "{broken"
@@ -176,7 +180,7 @@ def test_unreadable_state_is_kept_and_reported(cluster: FakeCluster) -> None:
 
 
 def test_urgent_capacity_holds_the_switch_to_shared(cluster: FakeCluster) -> None:
-    m = managed(cluster, {})
+    m = managed(cluster, {}, max_isolation_secs=1e9)  # not kept isolated for its drain time
     cluster.osd_used_gib = 60
     cluster.pool_bytes = 300 << 30  # half of it would land on 4 x 100 GiB SSDs
     ticks(m, 3)
@@ -204,7 +208,7 @@ def test_dry_run_changes_no_state(cluster: FakeCluster) -> None:
 def test_a_switch_with_nothing_to_move_completes(cluster: FakeCluster) -> None:
     """Pools already where the new mode wants them (recreated by the operator):
     the switch's tracking ends at once, so the quiet time can start."""
-    from mgr_sla.shell_common import ModeArg
+    from mgr_sla.commands_io import ModeArg
     m = managed(cluster, {})
     ticks(m, 4)
     assert cluster.rule_of(2) == "sla_shared"
@@ -215,7 +219,7 @@ def test_a_switch_with_nothing_to_move_completes(cluster: FakeCluster) -> None:
     assert m.cmd_mode(ModeArg.ISOLATED).retval == 0
     ticks(m, 2)
     assert json.loads(m.cmd_status(format=_fmt("json")).stdout)["mode"] == "isolated"
-    assert m._tracking is None, "the switch's tracking never ended"
+    assert not m._tracker.isolating and not m._tracker.sharing, "the switch's tracking never ended"
     assert m.cmd_mode(ModeArg.AUTO).retval == 0
     ticks(m, 3)
     assert cluster.rule_of(2) == "sla_shared"
@@ -229,7 +233,8 @@ def test_isolation_cancels_the_move_to_shared_while_its_pgs_peer(cluster: FakeCl
     ticks(m, 4)
     assert cluster.rule_of(2) == "sla_shared"
     peering = [{"state_name": "remapped+peering", "count": len(cluster.raw)}]
-    m._tracking = m._tracking or _watch()  # the switch's move, still watched
+    if not m._tracker.sharing:  # the switch's move, still watched
+        _watch(m._tracker)
     cluster.pg_states = peering
     cluster.ops[1] += 10_000
     ticks(m, 1)
@@ -244,9 +249,9 @@ def test_isolation_cancels_the_move_to_shared_while_its_pgs_peer(cluster: FakeCl
     n = managed(other, {})
     for _ in range(10):
         ticks(n, 1)
-        if n._tracking is None and other.rule_of(2) == "sla_shared":
+        if not n._tracker.sharing and other.rule_of(2) == "sla_shared":
             break
-    assert other.rule_of(2) == "sla_shared" and n._tracking is None
+    assert other.rule_of(2) == "sla_shared" and not n._tracker.sharing
     other.pg_states = peering
     other.ops[1] += 10_000
     ticks(n, 1)
@@ -256,11 +261,9 @@ def test_isolation_cancels_the_move_to_shared_while_its_pgs_peer(cluster: FakeCl
     assert "pgs_inactive" in n.health["SLA_SWITCH_BLOCKED"]["summary"]
 
 
-def _watch() -> Any:
-    from mgr_sla.shell_common import SwitchTracking
+def _watch(tracker: Any) -> None:
     from mgr_sla.state import SwitchRecord
-    record = SwitchRecord(0.0, "isolated", "shared", "test", epoch=0)
-    return SwitchTracking(record, 0.0, {}, "sla-switch-test", False)
+    tracker.start(SwitchRecord(0.0, "isolated", "shared", "test", epoch=0), {})
 
 
 def test_status_does_not_wait_for_the_ticks_mon_round_trips(cluster: FakeCluster) -> None:
@@ -310,7 +313,7 @@ def test_advise_sizes_from_the_recorded_usage_and_says_where_figures_come_from(
     dearer = json.loads(m.cmd_advise(cost_ratio=20.0, format=_fmt("json")).stdout)
     assert dearer["data_metadata"]["winner"] == "hdd+ssd db"
     # the history is written to the store (at the latest USAGE_SAVE_SECS later)
-    m._usage_saved_at -= 1000
+    m._advisor._usage_saved_at -= 1000
     ticks(m, 1)
     assert json.loads(store["usage"])["v"] == 1
     assert m.cmd_advise(cost_ratio=-1.0).retval != 0
@@ -343,7 +346,7 @@ def test_urgent_load_isolates_while_the_upmap_batch_is_still_going_out(
     import threading
 
     m = managed(cluster, {})
-    from mgr_sla.shell_common import UPMAP_PARALLEL
+    from mgr_sla.switch_cost import UPMAP_PARALLEL
     release = threading.Event()
     send = cluster.mon_command
     upmaps_sent: list[str] = []
@@ -358,15 +361,15 @@ def test_urgent_load_isolates_while_the_upmap_batch_is_still_going_out(
     try:
         for _ in range(4):
             m.tick()
-            m._verifier.wait(5)
-        assert cluster.rule_of(2) == "sla_shared" and m._upmap_sender.busy()
+            m._rules.wait(5)
+        assert cluster.rule_of(2) == "sla_shared" and m._placement.upmap.sender.busy()
         cluster.ops[1] += 10_000
         m.tick()  # does not wait for the batch
         assert cluster.rule_of(2) == "sla_isolated_normal"
     finally:
         release.set()
-        m._upmap_sender.wait(10)
-    assert not m._upmap_sender.busy()
+        m._placement.upmap.sender.wait(10)
+    assert not m._placement.upmap.sender.busy()
     assert len(upmaps_sent) <= UPMAP_PARALLEL  # the round in flight, no more
 
 
@@ -423,3 +426,85 @@ def test_the_basis_names_the_osds_whose_bench_was_measured(cluster: FakeCluster)
     assert m.cmd_advise(calibrate=True).retval == 0
     advice = json.loads(m.cmd_advise(format=_fmt("json")).stdout)
     assert "osd bench 4 KiB on osd.2, median" in advice["normal_client_capacity_basis"]
+
+
+def test_a_copy_pool_shares_by_size_and_isolates_by_size(cluster: FakeCluster) -> None:
+    """The copy strategy: sla_copy_3 at size 3 (isolated), 4 (shared); its
+    min_size is kept; `pool rm` gives back its rule, size and min_size."""
+    cluster.add_pool(3, "copied", "replicated_rule")
+    cluster.pools[3]["min_size"] = 1
+    m = managed(cluster, {})
+    out = m.cmd_pool_set("copied", role=_role("normal"), strategy=_strategy("copy"))
+    assert out.retval == 0, out
+    ticks(m, 4)
+    pool = cluster.pools[3]
+    assert cluster.rule_of(3) == "sla_copy_3" and pool["size"] == 4 and pool["min_size"] == 1
+    assert all(cluster.up_set(pg)[0] % 2 == 1 for pg in cluster.raw if pg.startswith("3."))
+    status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
+    copied = next(p for p in status["pools"] if p["name"] == "copied")
+    assert (copied["strategy"], copied["size"], copied["expected_size"]) == ("copy", 4, 4)
+    assert not any(m.health.get(c) for c in ("SLA_PLACEMENT_FAULT", "SLA_NORMAL_INCLUSION"))
+    cluster.ops[1] += 10_000
+    ticks(m, 1)
+    cluster.ops[1] += 10_000
+    ticks(m, 1)
+    assert pool["size"] == 3 and pool["min_size"] == 1 and cluster.rule_of(3) == "sla_copy_3"
+    sizes = [c for c in cluster.commands if c.get("var") == "size" and c["pool"] == "copied"]
+    assert [c["val"] for c in sizes] == ["4", "3"]  # one command each way
+    out = m.cmd_pool_rm("copied")
+    assert out.retval == 0, out
+    assert cluster.rule_of(3) == "replicated_rule" and pool["size"] == 3
+
+
+def test_a_copy_pool_refuses_a_strategy_change_and_bad_sizes(cluster: FakeCluster) -> None:
+    m = managed(cluster, {})
+    out = m.cmd_pool_set("bulk", role=_role("normal"), strategy=_strategy("copy"))
+    assert out.retval < 0 and "pool rm bulk" in out.stderr
+    cluster.add_pool(3, "wide", "replicated_rule")
+    cluster.pools[3]["size"] = 9
+    out = m.cmd_pool_set("wide", role=_role("normal"), strategy=_strategy("copy"))
+    assert out.retval < 0 and "size 9" in out.stderr
+    assert 3 not in json.loads(m.cmd_status(format=_fmt("json")).stdout)["pools"]
+
+
+def test_a_move_pool_too_slow_to_isolate_stays_isolated_and_status_says_why(
+        cluster: FakeCluster) -> None:
+    m = managed(cluster, {}, max_isolation_secs=5)
+    cluster.pool_bytes = 30 << 30  # moved back at the default drain rate: minutes
+    ticks(m, 4)
+    assert cluster.rule_of(2) == "sla_isolated_normal"
+    status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
+    assert status["mode"] == "shared"
+    bulk = next(p for p in status["pools"] if p["name"] == "bulk")
+    assert "max_isolation_secs 5" in bulk["kept_isolated"]
+    plan = json.loads(m.cmd_plan(format=_fmt("json")).stdout)
+    cost = next(c for c in plan["costs"] if c["name"] == "bulk")
+    assert cost["costs"]["copy"]["time_to_isolation_secs"] <= 10
+    assert cost["costs"]["move"]["time_to_isolation_secs"] > 5
+
+
+def test_status_names_what_holds_the_switch_and_how_to_release_it(cluster: FakeCluster
+                                                                   ) -> None:
+    m = managed(cluster, {}, min_dwell_secs=3600)
+    ticks(m, 2)
+    status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
+    assert status["mode"] == "isolated" and status["holds"] == []
+    cluster.pg_states = [{"state_name": "active+undersized+degraded", "count": 16}]
+    ticks(m, 1)
+    status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
+    holds = {h["name"]: h for h in status["holds"]}
+    assert "pgs_degraded" in holds and holds["pgs_degraded"]["release"]
+    assert "holds:" in m.cmd_status().stdout
+
+
+def test_the_balancer_is_kept_off_the_managed_pools_and_release_restores_it(
+        cluster: FakeCluster) -> None:
+    cluster.add_pool(3, "other", "replicated_rule")
+    m = managed(cluster, {})
+    ticks(m, 2)
+    # every pool but the normal one: the urgent pool (isolated placement, no
+    # entries of ours) is the balancer's to balance within its class
+    assert cluster.balancer["pool_ids"] == "1,3"
+    assert "SLA_BALANCER_CONFLICT" not in m.health
+    assert m.cmd_release().retval == 0
+    assert cluster.balancer["pool_ids"] == ""  # the operator's default (every pool) back

@@ -44,7 +44,7 @@ def test_version_1_records_load_without_original_rules():
            '"placement": "isolated"}}}')
     s = ModuleState.from_json(old, now=5.0)
     assert s.roles[4] == PoolRole(Role.NORMAL) and s.roles[4].original_rule is None
-    assert '"version": 2' in s.to_json()
+    assert '"version": 3' in s.to_json()
 
 
 def test_original_rule_round_trips():
@@ -76,3 +76,16 @@ def test_rule_names_are_the_generators():
     from mgr_sla import state as S
     assert (S.RULE_ISOLATED_NORMAL, S.RULE_ISOLATED_URGENT, S.RULE_SHARED, S.RULE_HYBRID) == (
         R.ISOLATED_NORMAL, R.ISOLATED_URGENT, R.SHARED, R.HYBRID)
+
+
+def test_copy_roles_round_trip_and_older_records_default_to_move() -> None:
+    from mgr_sla.state import PoolRole, Role, Strategy, expected_rule, expected_size
+    state = ModuleState.initial(1.0)
+    state.roles[4] = PoolRole(Role.NORMAL, strategy=Strategy.COPY, base_size=3, base_min_size=2)
+    back = ModuleState.from_json(state.to_json(), 2.0)
+    assert back.roles[4] == state.roles[4]
+    assert expected_rule(back.roles[4], Mode.SHARED) == "sla_copy_3"
+    assert (expected_size(back.roles[4], Mode.SHARED),
+            expected_size(back.roles[4], Mode.ISOLATED)) == (4, 3)
+    old = '{"version": 2, "mode": "isolated", "mode_since": 1, "roles": {"2": {"role": "normal"}}}'
+    assert ModuleState.from_json(old, 2.0).roles[2].strategy is Strategy.MOVE

@@ -7,12 +7,16 @@ import pytest
 
 from mgr_sla.decision import DecisionState, Mode, Thresholds
 from mgr_sla.gates import ClusterHealth, PgCounts
-from mgr_sla.state import PoolRole, Role, UrgentPlacement
-from mgr_sla.tick import PoolNow, RuleChange, TickInputs, plan_tick
+from mgr_sla.state import PoolRole, Role, Strategy, UrgentPlacement
+from mgr_sla.tick import PoolNow, TickInputs, TickPlan, plan_tick
 
 CLEAN = ClusterHealth(PgCounts(total=64), misplaced_ratio=0.0)
 NORMAL = PoolRole(Role.NORMAL)
 URGENT = PoolRole(Role.URGENT)
+
+
+def rules(plan: TickPlan) -> list[tuple[int, str, str, str]]:
+    return [(c.pool_id, c.pool, c.from_rule, c.to_rule) for c in plan.pool_changes]
 
 
 def inputs(**kw: object) -> TickInputs:
@@ -28,14 +32,14 @@ def inputs(**kw: object) -> TickInputs:
 def test_quiet_past_the_dwell_shares_and_moves_the_normal_pool() -> None:
     plan = plan_tick(inputs())
     assert plan.switch and plan.state.mode is Mode.SHARED and plan.gates == ()
-    assert plan.rule_changes == (RuleChange(2, "bulk", "sla_isolated_normal", "sla_shared"),)
+    assert rules(plan) == [(2, "bulk", "sla_isolated_normal", "sla_shared")]
 
 
 def test_nothing_to_do_when_the_pools_are_where_the_mode_wants() -> None:
     shared = DecisionState(Mode.SHARED, 0.0, quiet_since=0.0)
     plan = plan_tick(inputs(state=shared, pools=(
         PoolNow(2, "bulk", NORMAL, "sla_shared"),)))
-    assert not plan.switch and plan.rule_changes == () and plan.gates == ()
+    assert not plan.switch and plan.pool_changes == () and plan.gates == ()
 
 
 def test_urgent_load_isolates_at_once() -> None:
@@ -43,7 +47,7 @@ def test_urgent_load_isolates_at_once() -> None:
     plan = plan_tick(inputs(state=shared, urgent_iops=500.0,
                             pools=(PoolNow(2, "bulk", NORMAL, "sla_shared"),)))
     assert plan.switch and plan.state.mode is Mode.ISOLATED
-    assert plan.rule_changes == (RuleChange(2, "bulk", "sla_shared", "sla_isolated_normal"),)
+    assert rules(plan) == [(2, "bulk", "sla_shared", "sla_isolated_normal")]
     assert "high threshold" in plan.decision.reason
 
 
@@ -61,7 +65,7 @@ def test_every_gate_holds_the_switch_to_shared(health: ClusterHealth, gate: str)
     assert not plan.switch and plan.state.mode is Mode.ISOLATED
     assert [g.name.value for g in plan.gates] == [gate]
     assert plan.newly_blocked == (gate,)
-    assert plan.rule_changes == ()
+    assert plan.pool_changes == ()
     # the quiet run keeps counting while held
     assert plan.state.quiet_since == 0.0
 
@@ -98,20 +102,20 @@ def test_pools_converge_to_the_mode_in_force_while_a_switch_is_blocked() -> None
         PoolNow(1, "fast", URGENT, "replicated_rule"),
         PoolNow(2, "bulk", NORMAL, "sla_isolated_normal"))))
     assert not plan.switch
-    assert plan.rule_changes == (RuleChange(1, "fast", "replicated_rule",
-                                            "sla_isolated_urgent"),)
+    assert rules(plan) == [(1, "fast", "replicated_rule",
+                                            "sla_isolated_urgent")]
 
 
 def test_hybrid_urgent_pool_wants_sla_hybrid() -> None:
     hybrid = PoolRole(Role.URGENT, UrgentPlacement.HYBRID)
     plan = plan_tick(inputs(urgent_iops=60.0, pools=(PoolNow(1, "fast", hybrid,
                                                              "sla_isolated_urgent"),)))
-    assert plan.rule_changes == (RuleChange(1, "fast", "sla_isolated_urgent", "sla_hybrid"),)
+    assert rules(plan) == [(1, "fast", "sla_isolated_urgent", "sla_hybrid")]
 
 
 def test_dry_run_decides_but_changes_no_pool() -> None:
     plan = plan_tick(inputs(dry_run=True))
-    assert plan.switch and plan.state.mode is Mode.SHARED and plan.rule_changes == ()
+    assert plan.switch and plan.state.mode is Mode.SHARED and plan.pool_changes == ()
 
 
 def test_pinned_mode_wins_over_the_rate() -> None:
@@ -121,4 +125,31 @@ def test_pinned_mode_wins_over_the_rate() -> None:
 
 def test_no_rate_yet_keeps_the_mode() -> None:
     plan = plan_tick(inputs(urgent_iops=None))
-    assert not plan.switch and plan.rule_changes == ()
+    assert not plan.switch and plan.pool_changes == ()
+
+
+COPY = PoolRole(Role.NORMAL, strategy=Strategy.COPY, base_size=3, base_min_size=2)
+
+
+def test_a_copy_pool_shares_by_one_more_copy_and_isolates_by_dropping_it() -> None:
+    plan = plan_tick(inputs(pools=(PoolNow(2, "bulk", COPY, "sla_copy_3", 3),)))
+    assert plan.switch and len(plan.pool_changes) == 1
+    change = plan.pool_changes[0]
+    assert (change.to_rule, change.from_size, change.to_size) == ("sla_copy_3", 3, 4)
+    assert change.toward_shared and change.size_changes and not change.rule_changes
+    shared = DecisionState(Mode.SHARED, 0.0, quiet_since=0.0)
+    plan = plan_tick(inputs(state=shared, urgent_iops=500.0,
+                            pools=(PoolNow(2, "bulk", COPY, "sla_copy_3", 4),)))
+    change = plan.pool_changes[0]
+    assert (change.from_size, change.to_size, change.toward_shared) == (4, 3, False)
+
+
+def test_a_pool_kept_isolated_does_not_follow_shared_mode() -> None:
+    plan = plan_tick(inputs(pools=(PoolNow(2, "bulk", COPY, "sla_copy_3", 3),),
+                            keep_isolated=frozenset({2})))
+    assert plan.switch and plan.pool_changes == ()
+    # and a kept pool that is shared goes back
+    shared = DecisionState(Mode.SHARED, 0.0, quiet_since=0.0)
+    plan = plan_tick(inputs(state=shared, pools=(PoolNow(2, "bulk", COPY, "sla_copy_3", 4),),
+                            keep_isolated=frozenset({2})))
+    assert [(c.from_size, c.to_size) for c in plan.pool_changes] == [(4, 3)]

@@ -1,0 +1,80 @@
+"""Keeps the balancer off the pools sla places (neighbours.py decides, this
+class reads the balancer's settings and acts).
+
+The balancer, on by default in upmap mode, works on every pool while its
+`mgr/balancer/pool_ids` is empty, aiming at CRUSH weights over both classes;
+the module's own entries are then replaced and put back, for ever. So the
+managed pools leave its list: an empty list becomes the explicit list of the
+other pools, kept current as pools come and go. The operator's own value is
+kept in the module's store and `ceph sla release` puts it back.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, Callable
+
+from .health import HealthChecks
+from .neighbours import balancer_exclusion, balancer_release, balancer_view
+from .strategy import MonCall
+
+STORE_KEY = "balancer"
+POOL_IDS = "mgr/balancer/pool_ids"
+
+
+class BalancerGuard:
+    def __init__(self, option: Callable[[str, Any], Any], store_get: Callable[[str], Any],
+                 store_set: Callable[[str, Any], None], mon: MonCall, log: Any,
+                 health: HealthChecks) -> None:
+        self._option = option  # get_module_option_ex('balancer', key)
+        self._store_get = store_get
+        self._store_set = store_set
+        self._mon = mon
+        self._log = log
+        self._health = health
+        self._epoch = -1
+
+    def _saved(self) -> tuple[str | None, str | None]:
+        try:
+            saved = json.loads(self._store_get(STORE_KEY) or "{}")
+        except ValueError:
+            saved = {}
+        return saved.get("intent"), saved.get("written")
+
+    def _set_pool_ids(self, value: str) -> bool:
+        cmd = ({"prefix": "config rm", "who": "mgr", "name": POOL_IDS} if value == "" else
+               {"prefix": "config set", "who": "mgr", "name": POOL_IDS, "value": value})
+        rc, _, err = self._mon(cmd)
+        if rc != 0:
+            self._log.warning("sla: %s %s failed: %s", cmd["prefix"], POOL_IDS, err.strip())
+        return rc == 0
+
+    def guard(self, epoch: int, pools: Iterable[int], managed: Iterable[int],
+              names: dict[int, str]) -> None:
+        """On a new epoch: the managed pools out of the balancer's list."""
+        if epoch == self._epoch:
+            return
+        self._epoch = epoch
+        view = balancer_view({"mode": self._option("mode", "none"),
+                              "active": self._option("active", False)},
+                             self._option("pool_ids", ""))
+        intent, written = self._saved()
+        action = balancer_exclusion(view, pools, managed, intent, written, names)
+        if action.write is not None and self._set_pool_ids(action.write):
+            self._log.info("sla: balancer pool_ids %r -> %r (the pools sla manages left out)",
+                           view.pool_ids, action.write)
+        if (action.intent, action.written) != (intent, written):
+            self._store_set(STORE_KEY, json.dumps({"intent": action.intent,
+                                                   "written": action.written}))
+        self._health.update("SLA_BALANCER_CONFLICT", [action.warning] if action.warning else [],
+                            f"the balancer works on {len(action.reaches)} pools managed by sla")
+
+    def release(self) -> str | None:
+        """The operator's pool_ids back (`ceph sla release`); what was done."""
+        intent, written = self._saved()
+        value = balancer_release(str(self._option("pool_ids", "") or ""), intent, written)
+        self._store_set(STORE_KEY, None)
+        self._epoch = -1
+        if value is None or not self._set_pool_ids(value):
+            return None
+        return f"balancer pool_ids back to {value or 'every pool (default)'}"

@@ -1,0 +1,162 @@
+"""The switch-cost model on the live cluster: per normal pool, what a switch
+costs with each strategy (switch_cost.py), read every SLOW_READ_SECS from
+`df` and `osd_stats`. The tick keeps a pool isolated when its time to
+isolation would pass max_isolation_secs; the capacity gate asks what shared
+mode would put on the urgent OSDs; a health warning says when isolation no
+longer fits the normal region.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .decision import Mode
+from .gates import projected_urgent_fill
+from .health import HealthChecks
+from .maps import MapSnapshot
+from .settings import Settings
+from .state import ModuleState, Role, Strategy, expected_rule
+from .switch_cost import (
+    Capacity,
+    PoolCost,
+    PoolCostInputs,
+    drain_rate,
+    normal_fill_after_isolation,
+    pool_cost,
+    too_slow_to_isolate,
+)
+from .upmaps import target_urgent_share
+
+SLOW_READ_SECS = 30.0
+
+
+class CostWatch:
+    def __init__(self, get: Callable[[str], Any], health: HealthChecks,
+                 read_fraction: Callable[[int], float | None]) -> None:
+        self._get = get
+        self._health = health
+        self._read_fraction = read_fraction
+        self._at = -SLOW_READ_SECS
+        self._epoch = -1
+        self.costs: dict[int, PoolCost] = {}
+        self.urgent_fill_after: float | None = None
+        self.keep_isolated: dict[int, str] = {}  # pool id -> why
+        self._shared: set[int] = set()
+        self._capacity: Capacity | None = None
+
+    def refresh(self, now: float, state: ModuleState, maps: MapSnapshot, settings: Settings
+                ) -> None:
+        """Recompute on a new epoch or every SLOW_READ_SECS (df and the OSD
+        fill change slowly; a quiet tick reads nothing)."""
+        if maps.view.epoch == self._epoch and now - self._at < SLOW_READ_SECS:
+            return
+        self._at, self._epoch = now, maps.view.epoch
+        pools, cap, urgent_space = self._inputs(state, maps)
+        self._capacity = cap
+        self._shared = {p.pool_id for p in pools if p.shared_now}
+        self.costs = {p.pool_id: pool_cost(p, cap, settings.max_isolation_secs) for p in pools}
+        self.keep_isolated = {pid: why for pid, c in self.costs.items()
+                              if (why := too_slow_to_isolate(c, settings.max_isolation_secs))}
+        used, size, weights = urgent_space
+        added = sum(c.cost(Strategy(c.strategy)).urgent_bytes_needed
+                    for pid, c in self.costs.items() if pid not in self.keep_isolated)
+        shared_now = state.decision.mode is Mode.SHARED
+        self.urgent_fill_after = None if shared_now else projected_urgent_fill(
+            used, size, weights, added, 1.0)
+        fill = normal_fill_after_isolation(list(self.costs.values()), pools, cap)
+        problems = [] if fill is None or fill <= cap.backfillfull_ratio else [
+            f"isolating now would fill the {settings.normal_class} region to {fill:.0%}, above "
+            f"backfillfull_ratio {cap.backfillfull_ratio:.0%}: PGs would stay "
+            "backfill_toofull/recovery_toofull with objects one copy short until space is "
+            "added; add normal OSDs, or move pools to --strategy copy (its normal copies "
+            "stay complete)"]
+        self._health.update("SLA_NORMAL_REGION_FULL", problems,
+                            "normal data has outgrown the normal region it must return to")
+
+    def _inputs(self, state: ModuleState, maps: MapSnapshot
+                ) -> tuple[list[PoolCostInputs], Capacity, tuple[dict[int, float],
+                                                                dict[int, float],
+                                                                dict[int, float]]]:
+        regions, view = maps.regions, maps.view
+        df = {int(p["id"]): p.get("stats", {}) for p in (self._get("df") or {}).get("pools", [])}
+        stats = {int(o["osd"]): o for o in (self._get("osd_stats") or {}).get("osd_stats", [])}
+        urgent = regions.of_class(regions.urgent_class)
+        normal = regions.of_class(regions.normal_class)
+
+        def kib(osds: list[int], key: str) -> dict[int, float]:
+            return {o: float(stats[o].get(key, 0)) * 1024 for o in osds if o in stats}
+        used, size = kib(urgent, "kb_used"), kib(urgent, "kb")
+        weights = {o: regions.osds[o].weight for o in urgent}
+        pools = []
+        for pool_id, role in sorted(state.roles.items()):
+            info = view.pools.get(pool_id)
+            if info is None or role.role is not Role.NORMAL:
+                continue
+            base = role.base_size or info.size
+            stored = float(df.get(pool_id, {}).get("stored", 0) or
+                           float(df.get(pool_id, {}).get("bytes_used", 0)) / max(info.size, 1))
+            rule = view.rule_name(info.rule_id)
+            shared = rule != expected_rule(role, Mode.ISOLATED) or info.size != base
+            pools.append(PoolCostInputs(pool_id, info.name, role.strategy, base, stored,
+                                        int(getattr(info, "pg_num", 0) or 0),
+                                        target_urgent_share(regions, base),
+                                        self._read_fraction(pool_id), shared))
+        drain, basis = drain_rate([(r.bytes_to_isolate, r.time_to_isolation_secs)
+                                   for r in state.history[-10:]
+                                   if r.bytes_to_isolate and r.time_to_isolation_secs])
+        cap = Capacity(sum(size.values()) - sum(used.values()), maps.nearfull_ratio,
+                       sum(size.values()), sum(kib(normal, "kb_used").values()),
+                       sum(kib(normal, "kb").values()), maps.backfillfull_ratio, drain, basis)
+        return pools, cap, (used, size, weights)
+
+    def bytes_on_urgent(self) -> float:
+        """What the move pools in shared placement have on urgent OSDs now
+        (what isolating them drains)."""
+        return sum(c.cost(Strategy.MOVE).bytes_to_isolated for pid, c in self.costs.items()
+                   if c.strategy == Strategy.MOVE.value and pid in self._shared)
+
+    def copy_fits(self, pool: str) -> bool:
+        """Room for a whole copy of the pool on the urgent region under nearfull?"""
+        df = {str(p.get("name")): p.get("stats", {})
+              for p in (self._get("df") or {}).get("pools", [])}
+        stored = float(df.get(pool, {}).get("stored", 0) or 0)
+        free = self._capacity.urgent_free_bytes * self._capacity.nearfull_ratio \
+            if self._capacity is not None else None
+        if free is None:
+            stats = (self._get("osd_stats") or {}).get("osd_stats", [])
+            return bool(stats)  # not measured yet: the capacity gate still guards
+        needed = stored + sum(c.cost(Strategy.COPY).urgent_bytes_needed
+                              for c in self.costs.values() if c.strategy == Strategy.COPY.value)
+        return needed <= free
+
+    def render(self) -> str:
+        """The cost table of `sla plan` / `sla advise`."""
+        if not self.costs:
+            return ""
+        lines = ["", f"{'POOL':<16} {'STRATEGY':<8} {'TO SHARED':>10} {'TO ISOL':>10} "
+                     f"{'ISOLATION':>10} {'EPOCHS':>7} {'GAIN':>6}  RECOMMENDED"]
+        for pid, cost in sorted(self.costs.items()):
+            for c in cost.costs:
+                mark = "*" if c.strategy == cost.strategy else " "
+                lines.append(f"{cost.name:<16} {c.strategy + mark:<8} "
+                             f"{_gib(c.bytes_to_shared):>10} {_gib(c.bytes_to_isolated):>10} "
+                             f"{c.time_to_isolation_secs:>9g}s {c.epochs_to_shared:>7} "
+                             f"{c.expected_gain:>5.2f}x  {cost.recommended}")
+            if self.keep_isolated.get(pid):
+                lines.append(f"  kept isolated: {self.keep_isolated[pid]}")
+            lines.append(f"  {cost.reason}; reads {cost.read_fraction:.0%} "
+                         f"({cost.read_fraction_basis})")
+        return "\n".join(lines) + "\n(* the pool's strategy; GiB; isolation: expected time "\
+            "to isolation)\n"
+
+
+    def report(self) -> list[dict[str, Any]]:
+        out = []
+        for pid, cost in sorted(self.costs.items()):
+            entry = cost.to_dict()
+            entry["kept_isolated"] = self.keep_isolated.get(pid)
+            out.append(entry)
+        return out
+
+
+def _gib(value: float) -> str:
+    return f"{value / 2**30:.2f}G"

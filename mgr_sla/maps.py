@@ -1,0 +1,79 @@
+"""The OSD and CRUSH maps as the module last converted them.
+
+Map work (converting the maps, planning placement) runs on a new OSD map
+epoch (notify 'osd_map', or the module's own commands) and at the latest
+every MAP_REFRESH_SECS; a quiet tick reads counters only.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .cluster import ClusterView, cluster_view
+from .gates import holding_flags
+from .upmaps import Pairs, Regions, current_items, regions_from_maps
+
+MAP_REFRESH_SECS = 300.0
+
+
+@dataclass(frozen=True)
+class MapSnapshot:
+    """What the module needs of the OSD and CRUSH maps, as last converted.
+
+    Only the derived views are kept, not the dumps: everything the module
+    holds is walked by the garbage collector of its interpreter."""
+
+    at: float
+    view: ClusterView
+    regions: Regions
+    upmap_items: dict[int, dict[str, Pairs]]
+    flags: tuple[str, ...]
+    nearfull_ratio: float
+    backfillfull_ratio: float
+
+
+@dataclass(frozen=True)
+class RegionSpec:
+    """Which classes make the regions, and what replicas never share."""
+
+    failure_domain: str
+    normal_class: str
+    urgent_class: str
+
+    def regions(self, osd_map: dict[str, Any], crush: dict[str, Any]) -> Regions:
+        return regions_from_maps(osd_map, crush, self.failure_domain, self.normal_class,
+                                 self.urgent_class)
+
+
+class MapReader:
+    """Converts the maps once per epoch; everyone reads the same snapshot."""
+
+    def __init__(self, get: Callable[[str], Any]) -> None:
+        self._get = get
+        self._snapshot: MapSnapshot | None = None
+        self._dirty = True
+
+    def mark_dirty(self) -> None:
+        """A new epoch, seen or caused: convert again before the next use."""
+        self._dirty = True
+
+    def current(self, now: float, spec: RegionSpec) -> MapSnapshot:
+        snap = self._snapshot
+        if snap is None or self._dirty or now - snap.at >= MAP_REFRESH_SECS:
+            self._dirty = False
+            osd_map, crush = self._get("osd_map"), self._get("osd_map_crush")
+            snap = MapSnapshot(now, cluster_view(osd_map, crush), spec.regions(osd_map, crush),
+                               current_items(osd_map),
+                               holding_flags(str(osd_map.get("flags", ""))),
+                               float(osd_map.get("nearfull_ratio") or 0.85),
+                               float(osd_map.get("backfillfull_ratio") or 0.90))
+            self._snapshot = snap
+        return snap
+
+    def last(self) -> MapSnapshot | None:
+        """The last converted maps (status and scrapes convert nothing)."""
+        return self._snapshot
+
+    def fresh_view(self) -> ClusterView:
+        """A view of the maps as they are now (commands act on the present)."""
+        return cluster_view(self._get("osd_map"), self._get("osd_map_crush"))

@@ -1,0 +1,136 @@
+"""The move strategy: a normal pool's rule swaps between sla_isolated_normal
+and sla_shared (which map alike), and in shared mode the module's own
+pg_upmap_items move a weight-proportional share of the replicas onto urgent
+OSDs (planned in upmaps.py). Isolation is the rule swap: the mon drops the
+urgent-targeted entries in the same epoch. Hybrid urgent pools use the same
+entries to put their primary on the urgent class.
+"""
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+from .cluster import ClusterView
+from .gates import Gate
+from .maps import MapSnapshot
+from .state import RULE_HYBRID, RULE_ISOLATED_NORMAL, RULE_SHARED, PoolRole, Role, Strategy
+from .strategy import EntryPlan, MonCall, PoolUp, Released, set_pool
+from .switch_cost import UPMAP_PARALLEL, Capacity, PoolCostInputs, SwitchCost, strategy_cost
+from .tick import PoolChange
+from .upmaps import MappingFaults, commands, current_items, mapping_faults, plan_pool
+from .worker import BatchSender
+
+# pg_upmap_items commands planned per epoch; the sender sends UPMAP_PARALLEL
+# at once (the mon folds concurrent commands into one proposal).
+UPMAP_BATCH = 256
+RELEASE_PARALLEL = 32  # `pool rm` / `release`: the operator waits for these
+PLAN_CACHE_MAX = 1 << 20
+
+
+class UpmapStrategy:
+    kind = Strategy.MOVE
+
+    def __init__(self, mon: MonCall, log: Any) -> None:
+        self._mon = mon
+        self._log = log
+        self._cache: dict[Any, Any] = {}  # per-PG plans, while the regions stay
+        self._cache_for: int | None = None
+        self.sender = BatchSender(mon, UPMAP_PARALLEL, "sla-upmaps")
+
+    def apply(self, change: PoolChange) -> Gate | None:
+        if not change.rule_changes:
+            return None
+        return set_pool(self._mon, change.pool, "crush_rule", change.to_rule)
+
+    @staticmethod
+    def _placement(pool: PoolUp) -> str | None:
+        """What the pool's entries must do, by the rule it is on now."""
+        if pool.role.role is Role.NORMAL and pool.rule == RULE_SHARED:
+            return "shared"
+        if pool.role.role is Role.NORMAL and pool.rule == RULE_ISOLATED_NORMAL:
+            return "isolated"
+        if pool.role.role is Role.URGENT and pool.rule == RULE_HYBRID:
+            return "hybrid"
+        return None
+
+    def entries(self, pool: PoolUp, maps: MapSnapshot, place: bool, hold: bool) -> EntryPlan:
+        placement = self._placement(pool) if place else None
+        if placement is None:
+            return EntryPlan([], 0, None)
+        regions = maps.regions
+        if self._cache_for != regions.fingerprint or len(self._cache) > PLAN_CACHE_MAX:
+            self._cache, self._cache_for = {}, regions.fingerprint
+        plan = plan_pool(pool.pool_id, pool.up, pool.items, regions, pool.info.size,
+                         placement, self._cache, pool=pool.info)
+        replicas = sum(len(u) for u in pool.up.values())
+        urgent = sum(1 for u in pool.up.values() for o in u
+                     if o in regions.osds and regions.osds[o].cls == regions.urgent_class)
+        status = {"placement": placement, "pgs_with_upmaps": len(plan.wanted),
+                  "pending": plan.pending,
+                  "urgent_replica_share": round(urgent / replicas, 4) if replicas else None}
+        return EntryPlan(commands(plan, placing=not hold), plan.pending, status)
+
+    def faults(self, pool: PoolUp, maps: MapSnapshot) -> MappingFaults:
+        return mapping_faults(pool.up, maps.regions, need_normal=pool.role.role is Role.NORMAL)
+
+    def send(self, batch: list[dict[str, Any]],
+             done: Callable[[list[Any], list[Any]], None]) -> None:
+        """Hand a batch to the sender's thread (none while one is in flight:
+        the next epoch replans from what the mon has then)."""
+        self.sender.start(batch[:UPMAP_BATCH], done)
+
+    def release(self, pool_id: int, role: PoolRole, view: ClusterView,
+                osd_map: dict[str, Any], urgent_osds: frozenset[int]) -> Released:
+        """Entries first, then the rule, then the weight set: the pool is
+        never left on urgent OSDs."""
+        done: list[str] = []
+        name = view.pools[pool_id].name
+        entries = current_items(osd_map).get(pool_id, {})
+        ours = sorted(pg for pg, pairs in entries.items()
+                      if any(t in urgent_osds for _, t in pairs))
+        # each command waits for a mon commit; sent together, the mon commits
+        # them in a few rounds (one at a time: a second per PG)
+        with ThreadPoolExecutor(RELEASE_PARALLEL) as workers:
+            results = list(workers.map(lambda pg: self._mon(
+                {"prefix": "osd rm-pg-upmap-items", "pgid": pg}), ours))
+        failed = [(pg, err) for pg, (rc, _, err) in zip(ours, results) if rc != 0]
+        if failed:
+            return Released(done, "; ".join(f"osd rm-pg-upmap-items {pg}: {err.strip()}"
+                                            for pg, err in failed[:5]))
+        if ours:
+            done.append(f"{len(ours)} upmap entries removed")
+        back = restore_rule(self._mon, name, role, view, view.pools[pool_id].rule_id)
+        if back.failed:
+            return Released(done + back.done, back.failed)
+        done += back.done
+        if pool_id in view.choose_args_pools:
+            rc, _, err = self._mon({"prefix": "osd crush weight-set rm", "pool": name})
+            if rc != 0:
+                return Released(done, f"osd crush weight-set rm {name}: {err.strip()}")
+            done.append("weight set removed")
+        return Released(done)
+
+    def cost(self, pool: PoolCostInputs, capacity: Capacity) -> SwitchCost:
+        return strategy_cost(Strategy.MOVE, pool, capacity, pool.read_fraction or 0.5)
+
+
+def restore_rule(mon: MonCall, name: str, role: PoolRole, view: ClusterView, rule_id: int
+                 ) -> Released:
+    """The pool's original rule back, if sla recorded one."""
+    rule_now = view.rule_name(rule_id)
+    if not rule_now.startswith("sla_"):
+        return Released([])
+    if not role.original_rule:
+        return Released([f"crush_rule left on {rule_now} (no original rule recorded)"])
+    if role.original_rule not in view.rules:
+        return Released([], f"its original rule {role.original_rule} no longer exists: "
+                            f"'ceph osd pool set {name} crush_rule <rule>' first")
+    gate = set_pool(mon, name, "crush_rule", role.original_rule)
+    if gate is not None:
+        return Released([], gate.detail)
+    return Released([f"crush_rule {rule_now} -> {role.original_rule}"])
+
+
+def epochs_for(entries: int) -> int:
+    return math.ceil(entries / UPMAP_PARALLEL)

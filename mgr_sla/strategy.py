@@ -1,0 +1,88 @@
+"""The placement strategy interface: how a managed pool gets to what the
+mode wants of it, and back out of sla's hands.
+
+Two implementations: `UpmapStrategy` (placement_move.py: rule swap plus the
+module's pg_upmap_items; also hybrid urgent pools) and `CopyStrategy`
+(placement_copy.py: a size toggle on the sla_copy_N rule). The module asks
+`Placement` (placement.py), which asks the pool's strategy; neither the
+module nor the tick knows how a strategy does its work.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+from .cluster import ClusterView, PoolInfo
+from .gates import Gate, GateName
+from .maps import MapSnapshot
+from .state import PoolRole, Strategy
+from .switch_cost import Capacity, PoolCostInputs, SwitchCost
+from .tick import PoolChange
+from .upmaps import MappingFaults, Pairs
+
+MonCall = Callable[[dict[str, Any]], "tuple[int, str, str]"]
+
+
+@dataclass(frozen=True)
+class PoolUp:
+    """A managed pool on one epoch: its role, its map entry, its up sets."""
+
+    pool_id: int
+    role: PoolRole
+    info: PoolInfo
+    rule: str
+    up: dict[str, list[int]]
+    items: dict[str, Pairs]
+
+
+@dataclass(frozen=True)
+class EntryPlan:
+    """A pool's pg_upmap_items commands on this epoch, and its status."""
+
+    commands: list[dict[str, Any]]
+    pending: int
+    status: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class Released:
+    done: list[str]
+    failed: str | None = None
+
+
+class PlacementStrategy(Protocol):
+    kind: Strategy
+
+    def apply(self, change: PoolChange) -> Gate | None:
+        """Send the mon commands that take the pool to the change's rule and
+        size; a Gate naming the failed command when the mon refuses."""
+
+    def entries(self, pool: PoolUp, maps: MapSnapshot, place: bool, hold: bool) -> EntryPlan:
+        """The pool's pg_upmap_items for this epoch (place: the module may
+        act; hold: only removals and repairs, no new placement)."""
+
+    def faults(self, pool: PoolUp, maps: MapSnapshot) -> MappingFaults:
+        """What is wrong with the pool's real up sets (OSD or failure domain
+        twice, no normal replica), by this strategy's own guarantees."""
+
+    def release(self, pool_id: int, role: PoolRole, view: ClusterView,
+                osd_map: dict[str, Any], urgent_osds: frozenset[int]) -> Released:
+        """Undo what sla did to the pool, never leaving it on urgent OSDs."""
+
+    def cost(self, pool: PoolCostInputs, capacity: Capacity) -> SwitchCost:
+        """What a switch of this pool costs with this strategy."""
+
+
+def set_pool(mon: MonCall, pool: str, var: str, val: Any) -> Gate | None:
+    """`osd pool set POOL VAR VAL`; a Gate when the mon refuses."""
+    rc, _, err = mon({"prefix": "osd pool set", "pool": pool, "var": var, "val": str(val)})
+    if rc != 0:
+        return Gate(GateName.APPLY_FAILED, f"osd pool set {pool} {var} {val}: {err.strip()}")
+    return None
+
+
+def merge_failed(gates: list[Gate]) -> list[Gate]:
+    """One apply_failed gate naming every pool that failed."""
+    if len(gates) <= 1:
+        return gates
+    return [Gate(GateName.APPLY_FAILED, "; ".join(g.detail for g in gates))]

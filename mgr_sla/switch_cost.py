@@ -1,0 +1,194 @@
+"""What a switch costs, per normal pool and placement strategy. Pure.
+
+For each pool and strategy: the bytes each switch moves, the expected time
+to isolation, the mon commands and OSDMap epochs of a switch, the urgent
+space shared mode needs, the expected gain, and whether isolation fits the
+normal region. The module keeps a pool isolated when its time to isolation
+would pass `max_isolation_secs`; `ceph sla plan` and `ceph sla advise` show
+the figures and recommend a strategy.
+
+The gain model counts normal-region (HDD) work per client op, which is what
+caps normal throughput while the urgent region is idle. With read fraction
+r and size N, isolated: a write costs N HDD ops, a read 1.
+- move: a share s of the replicas sits on urgent OSDs, the primary stays
+  normal: a write costs N(1-s) HDD ops, a read still 1.
+- copy: the extra copy on an urgent OSD is the primary: a write still costs
+  N HDD ops (every copy acks), a read none.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .state import Strategy
+
+# Isolation of a copy pool is one `osd pool set size`: the PGs re-peer without
+# the urgent copy and nothing is copied first. Measured on the mini cluster
+# (8 memstore OSDs, 32 PGs): all PGs active again within 7 s.
+COPY_ISOLATION_SECS = 10.0
+# Backfill/recovery rate when the module has not yet timed a switch of its own.
+DEFAULT_DRAIN_BYTES_PER_SEC = 100.0 * 2**20
+# pg_upmap_items commands the module sends at once; the mon folds concurrent
+# commands into one proposal, so a round costs about one OSDMap epoch.
+UPMAP_PARALLEL = 8
+UPMAP_ENTRY_BYTES = 37  # an entry with one pair in every full OSDMap (17 + 4 + 8 x pairs, rounded)
+DEFAULT_READ_FRACTION = 0.5  # a pool with no ops measured yet
+
+
+@dataclass(frozen=True)
+class PoolCostInputs:
+    pool_id: int
+    name: str
+    strategy: Strategy  # the one configured
+    size: int  # the isolated size (copies on the normal region)
+    stored_bytes: float  # one copy of the pool's data
+    pg_num: int
+    urgent_share: float  # move: share of replicas shared mode puts on urgent OSDs
+    read_fraction: float | None = None
+    shared_now: bool = False  # the pool is in shared placement now
+
+
+@dataclass(frozen=True)
+class Capacity:
+    urgent_free_bytes: float
+    nearfull_ratio: float
+    urgent_total_bytes: float
+    normal_used_bytes: float
+    normal_total_bytes: float
+    backfillfull_ratio: float
+    drain_bytes_per_sec: float = DEFAULT_DRAIN_BYTES_PER_SEC
+    drain_basis: str = "default 100 MiB/s (no switch of the module timed yet)"
+
+
+@dataclass(frozen=True)
+class SwitchCost:
+    strategy: str
+    bytes_to_shared: float
+    bytes_to_isolated: float
+    time_to_isolation_secs: float
+    time_to_isolation_basis: str
+    mon_commands_to_shared: int
+    mon_commands_to_isolated: int
+    epochs_to_shared: int
+    epochs_to_isolated: int
+    osdmap_bytes_shared: int  # what shared mode adds to every full OSDMap
+    urgent_bytes_needed: float
+    fits_urgent: bool
+    expected_gain: float  # normal throughput over isolated, urgent idle
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class PoolCost:
+    pool_id: int
+    name: str
+    strategy: str
+    read_fraction: float
+    read_fraction_basis: str
+    costs: tuple[SwitchCost, ...]
+    recommended: str  # a strategy, or "keep isolated"
+    reason: str
+
+    def cost(self, strategy: Strategy) -> SwitchCost:
+        return next(c for c in self.costs if c.strategy == strategy.value)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["costs"] = {c.strategy: c.to_dict() for c in self.costs}
+        return out
+
+
+def _gain(strategy: Strategy, r: float, size: int, share: float) -> float:
+    isolated = (1 - r) * size + r
+    if strategy is Strategy.COPY:
+        hdd = (1 - r) * size
+    else:
+        hdd = (1 - r) * size * (1 - share) + r
+    return round(isolated / hdd, 3) if hdd > 0 else math.inf
+
+
+def strategy_cost(strategy: Strategy, pool: PoolCostInputs, cap: Capacity, r: float
+                  ) -> SwitchCost:
+    free = cap.urgent_free_bytes * cap.nearfull_ratio
+    if strategy is Strategy.COPY:
+        moved = pool.stored_bytes
+        return SwitchCost(
+            strategy.value, moved, 0.0, COPY_ISOLATION_SECS,
+            "one 'osd pool set size': the PGs re-peer without the urgent copy",
+            2, 2, 2, 2, 0, moved, moved <= free, _gain(strategy, r, pool.size, 0.0))
+    moved = pool.stored_bytes * pool.size * pool.urgent_share
+    entries = min(pool.pg_num, math.ceil(pool.pg_num * pool.size * pool.urgent_share))
+    drain = max(cap.drain_bytes_per_sec, 1.0)
+    return SwitchCost(
+        strategy.value, moved, moved, round(moved / drain, 1),
+        f"{moved / 2**30:.2f} GiB on urgent OSDs / drain {cap.drain_basis}",
+        entries + 1, 1, 1 + math.ceil(entries / UPMAP_PARALLEL), 1,
+        entries * UPMAP_ENTRY_BYTES, moved, moved <= free,
+        _gain(strategy, r, pool.size, pool.urgent_share))
+
+
+def pool_cost(pool: PoolCostInputs, cap: Capacity, max_isolation_secs: float) -> PoolCost:
+    if pool.read_fraction is None:
+        r, basis = DEFAULT_READ_FRACTION, "no client ops measured yet: assumed 50% reads"
+    else:
+        r, basis = pool.read_fraction, "measured by the module's perf query"
+    costs = tuple(strategy_cost(s, pool, cap, r) for s in Strategy)
+    fit = [c for c in costs if c.time_to_isolation_secs <= max_isolation_secs
+           and c.fits_urgent and c.expected_gain > 1.01]
+    if fit:
+        best = max(fit, key=lambda c: (c.expected_gain, -c.time_to_isolation_secs))
+        recommended = best.strategy
+        reason = (f"gain {best.expected_gain:.2f}x, isolation in "
+                  f"{best.time_to_isolation_secs:g} s")
+    else:
+        recommended, reason = "keep isolated", _why_isolated(costs, max_isolation_secs)
+    return PoolCost(pool.pool_id, pool.name, pool.strategy.value, round(r, 3), basis, costs,
+                    recommended, reason)
+
+
+def _why_isolated(costs: Sequence[SwitchCost], max_isolation_secs: float) -> str:
+    reasons = []
+    for c in costs:
+        if c.time_to_isolation_secs > max_isolation_secs:
+            reasons.append(f"{c.strategy}: isolation would take {c.time_to_isolation_secs:g} s "
+                           f"> max_isolation_secs {max_isolation_secs:g}")
+        elif not c.fits_urgent:
+            reasons.append(f"{c.strategy}: needs {c.urgent_bytes_needed / 2**30:.1f} GiB on "
+                           "the urgent region, more than its free space under nearfull_ratio")
+        else:
+            reasons.append(f"{c.strategy}: no gain ({c.expected_gain:.2f}x)")
+    return "; ".join(reasons)
+
+
+def too_slow_to_isolate(cost: PoolCost, max_isolation_secs: float) -> str | None:
+    """Why the pool's configured strategy must keep it isolated, if so."""
+    mine = next(c for c in cost.costs if c.strategy == cost.strategy)
+    if mine.time_to_isolation_secs > max_isolation_secs:
+        return (f"isolating it again would take {mine.time_to_isolation_secs:g} s "
+                f"({mine.time_to_isolation_basis}) > max_isolation_secs "
+                f"{max_isolation_secs:g}")
+    return None
+
+
+def normal_fill_after_isolation(costs: Sequence[PoolCost], pools: Sequence[PoolCostInputs],
+                                cap: Capacity) -> float | None:
+    """The normal region's fill once every pool in shared placement is
+    isolated again: the move pools' urgent replicas come back to it."""
+    if cap.normal_total_bytes <= 0:
+        return None
+    back = sum(c.cost(Strategy.MOVE).bytes_to_isolated for c, p in zip(costs, pools)
+               if p.shared_now and p.strategy is Strategy.MOVE)
+    return (cap.normal_used_bytes + back) / cap.normal_total_bytes
+
+
+def drain_rate(samples: Sequence[tuple[float, float]]) -> tuple[float, str]:
+    """Bytes/s from the module's own isolations: (bytes moved back, seconds)."""
+    rates = sorted(b / s for b, s in samples if b > 2**20 and s > 0)
+    if not rates:
+        return DEFAULT_DRAIN_BYTES_PER_SEC, "default 100 MiB/s (no switch of the module timed yet)"
+    median = rates[len(rates) // 2]
+    return median, f"{median / 2**20:.0f} MiB/s, median of the last {len(rates)} isolations"

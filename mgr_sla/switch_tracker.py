@@ -1,0 +1,119 @@
+"""The watch over a switch's data movement: PGs moved, time to isolation
+(no PG of a normal pool acting on an urgent OSD any more: protection starts
+then, not when a command returns), progress events, per-pool misplaced
+ratios for status."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .cluster import (
+    mapping_change,
+    pgs_acting_on,
+    pgs_not_clean,
+    pool_misplaced_ratios,
+    pool_pg_stats,
+)
+from .decision import Mode
+from .state import SwitchRecord
+
+# Per-pool misplaced ratios are read this often while no switch is watched.
+SLOW_READ_SECS = 30.0
+
+
+@dataclass
+class _Watch:
+    record: SwitchRecord
+    started: float
+    before_up: dict[str, list[int]]
+    progress_id: str
+    isolating: bool
+    moving_at_start: int | None = None
+
+
+class SwitchTracker:
+    def __init__(self, get: Callable[[str], Any], remote: Callable[..., Any], log: Any) -> None:
+        self._get = get
+        self._remote = remote
+        self._log = log
+        self._watch: _Watch | None = None
+        self._last_tti: float | None = None
+        self._misplaced: dict[int, float] = {}
+        self._misplaced_at = 0.0
+
+    # ---- what the tick asks ------------------------------------------------
+    @property
+    def isolating(self) -> bool:
+        """A switch to isolated is still moving normal data off urgent OSDs."""
+        return self._watch is not None and self._watch.isolating
+
+    @property
+    def sharing(self) -> bool:
+        """The module's own switch to shared is still moving data."""
+        return self._watch is not None and not self._watch.isolating
+
+    @property
+    def last_time_to_isolation(self) -> float | None:
+        return self._last_tti
+
+    def misplaced(self, pool_id: int) -> float:
+        return self._misplaced.get(pool_id, 0.0)
+
+    # ---- events --------------------------------------------------------------
+    def start(self, record: SwitchRecord, before_up: dict[str, list[int]]) -> None:
+        """A switch was decided: watch it (a switch still watched is superseded)."""
+        if self._watch is not None:
+            self._progress("fail", self._watch.progress_id, "superseded by a newer switch")
+        self._watch = _Watch(record, record.time, before_up,
+                             f"sla-switch-{int(record.time * 1000)}",
+                             record.to_mode == Mode.ISOLATED.value)
+
+    def placed_at(self, epoch: int) -> None:
+        """The switch's commands are in the map from `epoch` on."""
+        watch = self._watch
+        if watch is not None and watch.record.pgs_moved is None:
+            watch.record.epoch = epoch
+
+    def track(self, epoch: int, normal: list[int], urgent_osds: frozenset[int],
+              after_up: Callable[[], dict[str, list[int]]], placing: bool, now: float) -> None:
+        """Once per tick: PGs moved, time to isolation, progress."""
+        watch = self._watch
+        if watch is None:
+            if now - self._misplaced_at >= SLOW_READ_SECS:
+                self._misplaced_at = now
+                self._misplaced = pool_misplaced_ratios(self._get("pool_stats") or {})
+            return
+        record = watch.record
+        if record.epoch is None or epoch < record.epoch:
+            return  # the mgr has not seen the switch's commands yet
+        if record.pgs_moved is None and placing:
+            return  # the switch's placement is still being sent
+        if record.pgs_moved is None:
+            record.pgs_moved, record.replicas_moved = mapping_change(watch.before_up, after_up())
+        stats = pool_pg_stats(self._get("pg_stats") or {}, normal)
+        moving = pgs_not_clean(stats, normal)
+        if watch.moving_at_start is None:
+            watch.moving_at_start = max(moving, 1)
+        done = moving == 0
+        if watch.isolating and record.time_to_isolation_secs is None:
+            if pgs_acting_on(stats, normal, urgent_osds) == 0:
+                record.time_to_isolation_secs = round(now - watch.started, 2)
+                self._last_tti = record.time_to_isolation_secs
+                self._log.info("sla: isolated after %.1f s", record.time_to_isolation_secs)
+            else:
+                done = False
+        if done:
+            self._progress("complete", watch.progress_id)
+            self._watch = None
+            return
+        fraction = 1.0 - min(moving, watch.moving_at_start) / watch.moving_at_start
+        self._progress("update", watch.progress_id,
+                       ev_msg=f"SLA switch to {record.to_mode}: {moving} PGs of normal "
+                              f"pools moving", ev_progress=fraction,
+                       refs=[("pool", p) for p in normal])
+
+    def _progress(self, verb: str, *args: Any, **kwargs: Any) -> None:
+        try:
+            self._remote("progress", verb, *args, **kwargs)
+        except Exception as e:  # progress is nice to have; never fail a switch on it
+            self._log.debug("sla: progress %s failed: %s", verb, e)

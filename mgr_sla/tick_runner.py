@@ -1,0 +1,352 @@
+"""One tick of the module: read from the mgr, call the pure step
+(tick.plan_tick), and hand the plan to the collaborators. The tick runs under
+the store's act lock (Module.tick); it takes the status lock only to read or
+record state, never across a mon round trip.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .advice_commands import USAGE_KEY, Advisor
+from .balancer_guard import BalancerGuard
+from .cost_watch import CostWatch
+from .decision import DecisionState, Mode, ThresholdError, Thresholds
+from .gates import (
+    ClusterHealth,
+    Gate,
+    PgCounts,
+    all_settled,
+    blocking_gates,
+    gate_status,
+    pg_counts,
+    pg_total,
+    pool_pg_states,
+)
+from .health import HealthChecks
+from .maps import MapReader, MapSnapshot
+from .placement import Placement
+from .pool_activity import PoolActivity
+from .rules_verifier import RulesVerifier, rules_needed
+from .settings import Settings
+from .state import ModuleState, Role, Strategy, SwitchRecord, UrgentPlacement
+from .state_store import StateStore
+from .switch_tracker import SwitchTracker
+from .tick import PoolNow, TickInputs, TickPlan, plan_tick
+
+# Urgent load must be seen and acted on within this (the OSDs report every
+# mgr_stats_period, 5 s by default).
+REACTION_TARGET_SECS = 8.0
+
+
+@dataclass(frozen=True)
+class TickMgr:
+    """The mgr calls a tick makes (MgrModule's, late-bound by the module)."""
+
+    get: Callable[[str], Any]
+    get_osdmap: Callable[[], Any]
+    get_ceph_option: Callable[[str], Any]
+    set_store: Callable[[str, str | None], None]
+    set_health_checks: Callable[[dict[str, Any]], None]
+    cluster_log: Callable[[str], None]
+    log: Any
+
+
+@dataclass(frozen=True)
+class Collaborators:
+    store: StateStore
+    maps: MapReader
+    activity: PoolActivity
+    tracker: SwitchTracker
+    rules: RulesVerifier
+    placement: Placement
+    costs: CostWatch
+    advisor: Advisor
+    health: HealthChecks
+    balancer: BalancerGuard
+
+
+class TickRunner:
+    def __init__(self, mgr: TickMgr, parts: Collaborators,
+                 settings: Callable[[], Settings]) -> None:
+        self._mgr = mgr
+        self._settings = settings
+        self._store = parts.store
+        self._maps = parts.maps
+        self._activity = parts.activity
+        self._tracker = parts.tracker
+        self._rules = parts.rules
+        self._placement = parts.placement
+        self._costs = parts.costs
+        self._advisor = parts.advisor
+        self._health = parts.health
+        self._balancer = parts.balancer
+        self.gates: list[Gate] = []  # what blocks a decided switch (or a pool's change)
+        self.holds: list[Gate] = []  # what would block a switch to the other mode now
+        self.urgent_iops: float | None = None
+        self.dry_decision: DecisionState | None = None  # the dry run's own decision
+        self._pg_status: dict[str, Any] = {}
+        self._pgs = PgCounts()
+
+    def run(self, now: float) -> None:
+        settings = self._settings()
+        maps = self._maps.current(now, settings.region_spec())
+        self._pg_status = self._mgr.get("pg_status")
+        summary = None if all_settled(self._pg_status) else self._mgr.get("pg_summary")
+        with self._store.lock:
+            state = self._store.state()
+            self._forget_deleted_pools(state, maps)
+        self._measure(now, state, summary)
+        self._costs.refresh(now, state, maps, settings)
+        self._warn_positional(maps)
+        self._warn_stats_period()
+        self._guard_balancer(state, maps)
+        with self._store.lock:
+            plan = self._plan(state, maps, summary, now)
+            if plan is not None:
+                self._record_plan(state, plan, maps.view.epoch, now)
+        # the mon round trips without the status lock: status never waits on them
+        failed = self._apply(plan.pool_changes) if plan is not None else []
+        self._place(state, now, plan is not None and not settings.dry_run)
+        with self._store.lock:
+            self.gates = (list(plan.gates) if plan is not None else []) + failed
+            self._track(state, now)
+            saved = state.to_json()
+            usage = self._advisor.record_usage(now, self.urgent_iops if any(
+                r.role is Role.URGENT for r in state.roles.values()) else None)
+        self._store.save_text(saved)
+        if usage is not None:
+            self._mgr.set_store(USAGE_KEY, usage)
+        self._mgr.set_health_checks(self.health_checks())
+
+    def _measure(self, now: float, state: ModuleState, summary: dict[str, Any] | None
+                 ) -> None:
+        """Per-pool rates of the managed pools only (at 1,000 pools the others
+        would cost a thousand samples a tick for nothing), and latency."""
+        settings = self._settings()
+        with self._store.lock:
+            managed = frozenset(state.roles)
+            urgent = [p for p, r in state.roles.items() if r.role is Role.URGENT]
+        periods = self._activity.read(managed)
+        df = None if periods is not None else self._mgr.get("df")
+        with self._store.lock:  # status and scrapes read the windows
+            if periods is not None:
+                self._activity.measure(now, periods, managed, urgent, settings.slo(),
+                                       settings.rate_window_secs, settings.slo_window_secs)
+            else:
+                self._activity.measure_df(now, df or {}, managed, summary,
+                                          settings.rate_window_secs)
+            self.urgent_iops = self._activity.total_rate(urgent)
+
+    def _plan(self, state: ModuleState, maps: MapSnapshot, summary: dict[str, Any] | None,
+              now: float) -> TickPlan | None:
+        """The pure step's inputs and its plan; None when the module only
+        measures ('ceph sla off', or thresholds invalid)."""
+        # The gates look at the PGs of the managed pools only: an inactive
+        # PG in a pool the module does not move must not hold a switch.
+        self._pgs = PgCounts(total=pg_total(self._pg_status)) if summary is None \
+            else pg_counts(pool_pg_states(summary, state.roles))
+        try:
+            thresholds = self._settings().thresholds()
+            self._health.clear("SLA_CONFIG_INVALID")
+        except ThresholdError as e:
+            self._health.set("SLA_CONFIG_INVALID", f"sla thresholds invalid: {e}", [str(e)])
+            return None
+        health = self._health_snapshot(state, maps, now)
+        other = Mode.SHARED if state.decision.mode is Mode.ISOLATED else Mode.ISOLATED
+        self.holds = blocking_gates(other, health, self.max_misplaced())
+        if not self._settings().active:
+            return None  # 'ceph sla off': measure and report, change nothing
+        return plan_tick(self._tick_inputs(state, maps, thresholds, health, now))
+
+    def _tick_inputs(self, state: ModuleState, maps: MapSnapshot, thresholds: Thresholds,
+                     health: ClusterHealth, now: float) -> TickInputs:
+        settings = self._settings()
+        # A dry run decides on a shadow of the decision state: the real mode,
+        # and so the pools, stay as they are; when it ends, the module carries
+        # on from the real state with real switch records.
+        if not settings.dry_run or self.dry_decision is None:
+            self.dry_decision = state.decision
+        view = maps.view
+        return TickInputs(
+            now=now, state=self.dry_decision if settings.dry_run else state.decision,
+            urgent_iops=self.urgent_iops, thresholds=thresholds,
+            min_dwell_secs=settings.min_dwell_secs, health=health,
+            max_misplaced_ratio=self.max_misplaced(), pinned=state.pinned,
+            isolating=self._tracker.isolating, dry_run=settings.dry_run,
+            sustain_secs=settings.sustain_secs,
+            urgent_latency_ms=self._activity.urgent_latency_ms(), slo=settings.slo(),
+            pools=[PoolNow(p, view.pools[p].name, role, view.rule_name(view.pools[p].rule_id),
+                           view.pools[p].size)
+                   for p, role in sorted(state.roles.items()) if p in view.pools],
+            blocked_before=frozenset(g.name.value for g in self.gates),
+            keep_isolated=frozenset(self._costs.keep_isolated))
+
+    def _record_plan(self, state: ModuleState, plan: TickPlan, epoch: int, now: float) -> None:
+        """The plan's decision into the state (or the dry run's shadow), its
+        switch recorded, newly blocked gates counted."""
+        dry_run = self._settings().dry_run
+        decided_from = self.dry_decision if dry_run else state.decision
+        if (decided_from is not None and decided_from.high_since is None
+                and plan.state.high_since is not None and not plan.switch):
+            self._mgr.log.info("sla: %s", plan.decision.reason)  # the sustain time starts
+        if plan.switch and decided_from is not None:
+            self._switch(state, SwitchRecord(now, decided_from.mode.value,
+                                             plan.decision.target.value,
+                                             plan.decision.reason, dry_run=dry_run), epoch)
+        if dry_run:
+            self.dry_decision = plan.state
+        else:
+            state.decision = plan.state
+        for name in plan.newly_blocked:
+            state.blocked_total[name] = state.blocked_total.get(name, 0) + 1
+
+    def _switch(self, state: ModuleState, record: SwitchRecord, epoch: int) -> None:
+        """Record a decided switch and start watching it. `epoch` is the map
+        it was decided on: the record's epoch until a command changes the map."""
+        record.epoch = epoch
+        if record.to_mode == Mode.ISOLATED.value:
+            record.bytes_to_isolate = self._costs.bytes_on_urgent()
+        state.record_switch(record)
+        verb = "would switch" if record.dry_run else "switching"
+        message = (f"sla: {verb} normal pools {record.from_mode} -> {record.to_mode}: "
+                   f"{record.reason}")
+        self._mgr.log.info(message)
+        self._mgr.cluster_log(message)
+        if record.dry_run:
+            return
+        self._placement.cancel_sends()
+        osdmap = self._mgr.get_osdmap()
+        before: dict[str, list[int]] = {}
+        for pool_id in self._normal_pools(state):
+            before.update(osdmap.map_pool_pgs_up(pool_id))
+        self._tracker.start(record, before)
+
+    def _apply(self, changes: Any) -> list[Gate]:
+        if not changes:
+            return []
+        failed, changed = self._placement.apply(changes)
+        if changed:
+            self._maps.mark_dirty()
+            epoch = self._placement.current_epoch()
+            if epoch is not None:
+                self._tracker.placed_at(epoch)
+        return failed
+
+    def _place(self, state: ModuleState, now: float, place: bool) -> None:
+        maps = self._maps.current(now, self._settings().region_spec())
+        pgs, misplaced = self._pgs, float(self._pg_status.get("misplaced_ratio", 0.0))
+        # placing replicas on urgent OSDs moves data: as the balancer, only
+        # with every PG active, none degraded, misplaced under the limit
+        hold = bool(pgs.inactive or pgs.degraded or pgs.unknown
+                    or misplaced > self.max_misplaced())
+        with self._store.lock:
+            batch = self._placement.check(state, maps, place, hold)
+        if batch:
+            self._placement.send(batch, self._tracker.placed_at, self._maps.mark_dirty)
+
+    def _track(self, state: ModuleState, now: float) -> None:
+        maps = self._maps.current(now, self._settings().region_spec())
+        normal = self._normal_pools(state)
+        osdmap = self._mgr.get_osdmap()
+
+        def after_up() -> dict[str, list[int]]:
+            out: dict[str, list[int]] = {}
+            for pool_id in normal:
+                out.update(osdmap.map_pool_pgs_up(pool_id))
+            return out
+        self._tracker.track(maps.view.epoch, normal,
+                            maps.view.osds_of_class(self._settings().urgent_class), after_up,
+                            bool(self._placement.pending), now)
+
+    def _health_snapshot(self, state: ModuleState, maps: MapSnapshot, now: float
+                         ) -> ClusterHealth:
+        view, settings = maps.view, self._settings()
+        classes = {settings.normal_class, settings.urgent_class}
+        missing = tuple(r for r in rules_needed(state) if r not in view.rules)
+        unverified = None
+        if not missing and self._normal_pools(state):
+            move = [p for p, r in state.roles.items()
+                    if r.role is Role.NORMAL and r.strategy is Strategy.MOVE]
+            unverified = self._rules.unverified_reason(
+                view, move, self._rules.options(settings, state, view))
+        return ClusterHealth(
+            pgs=self._pgs, misplaced_ratio=float(self._pg_status.get("misplaced_ratio", 0.0)),
+            down_osds=tuple(o for o in view.down_in_osds if view.device_class.get(o) in classes),
+            missing_rules=missing, unverified=unverified, flags=maps.flags,
+            urgent_fill_after=self._costs.urgent_fill_after,
+            nearfull_ratio=maps.nearfull_ratio,
+            switches_last_day=sum(1 for r in state.history
+                                  if not r.dry_run and r.time >= now - 86400),
+            max_switches_per_day=settings.max_switches_per_day,
+            own_move_in_flight=bool(self._placement.pending) or self._tracker.sharing)
+
+    def max_misplaced(self) -> float:
+        """Our option, or the balancer's target_max_misplaced_ratio (-1, default)."""
+        value = self._settings().max_misplaced_ratio
+        if value >= 0:
+            return value
+        try:
+            return float(self._mgr.get_ceph_option("target_max_misplaced_ratio"))
+        except Exception:  # an option this release does not have: Ceph's default
+            return 0.05
+
+    def _warn_positional(self, maps: MapSnapshot) -> None:
+        """sla installs flat weight sets only; anyone else's positional ones
+        put every monitor at risk when a host or root is added."""
+        keys = ", ".join("compat" if k < 0 else f"pool {k}"
+                         for k in maps.view.positional_choose_args)
+        self._health.update(
+            "SLA_POSITIONAL_WEIGHT_SET",
+            ["remove them before adding hosts or roots: 'ceph osd crush weight-set rm <pool>' "
+             "(or rm-compat); see the sla docs, known-issues.md"] if keys else [],
+            f"positional CRUSH weight sets installed ({keys}): adding a host or a root can "
+            "abort every ceph-mon")
+
+    def stats_period(self) -> float | None:
+        """mgr_stats_period: how often the OSDs report, so how late urgent load
+        can be seen (Ceph may raise it, up to 60 s, when the mgr is busy)."""
+        try:
+            return float(self._mgr.get_ceph_option("mgr_stats_period"))
+        except Exception:  # not readable on this release
+            return None
+
+    def _warn_stats_period(self) -> None:
+        period = self.stats_period()
+        slow = period is not None and period > REACTION_TARGET_SECS
+        self._health.update(
+            "SLA_STATS_PERIOD",
+            [f"mgr_stats_period is {period:g} s: the OSDs report urgent ops that late, so "
+             f"isolation can start up to {period:g} s after urgent load (target "
+             f"{REACTION_TARGET_SECS:g} s). 'ceph config set mgr mgr_stats_period 5' (the "
+             "default), and check the mgr is not overloaded ('ceph mgr dump')"] if slow else [],
+            "mgr_stats_period makes the sla reaction target unreachable")
+
+    def _guard_balancer(self, state: ModuleState, maps: MapSnapshot) -> None:
+        """The pools sla places (normal, hybrid urgent) out of the balancer's reach."""
+        with self._store.lock:
+            placed = [p for p, r in state.roles.items()
+                      if r.role is Role.NORMAL or r.placement is UrgentPlacement.HYBRID]
+        view = maps.view
+        self._balancer.guard(view.epoch, view.pools, placed,
+                             {p: i.name for p, i in view.pools.items()})
+
+    def _forget_deleted_pools(self, state: ModuleState, maps: MapSnapshot) -> None:
+        for pool_id in [p for p in state.roles if p not in maps.view.pools]:
+            self._mgr.log.info("sla: pool %d no longer exists; forgetting its role", pool_id)
+            del state.roles[pool_id]
+
+    @staticmethod
+    def _normal_pools(state: ModuleState) -> list[int]:
+        return sorted(p for p, r in state.roles.items() if r.role is Role.NORMAL)
+
+    def health_checks(self) -> dict[str, Any]:
+        checks = self._health.snapshot()
+        if self.gates:
+            checks["SLA_SWITCH_BLOCKED"] = {
+                "severity": "warning",
+                "summary": "sla mode switch blocked: "
+                           + ", ".join(g.name.value for g in self.gates),
+                "count": len(self.gates),
+                "detail": [f"{g.detail} -> {gate_status(g)['release']}" for g in self.gates]}
+        return checks

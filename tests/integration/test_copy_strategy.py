@@ -1,0 +1,169 @@
+"""The copy strategy on a real cluster: a normal pool shares by one more copy
+on the urgent region (size N+1 on sla_copy_N) and isolates by dropping it.
+
+Measured from the OSD map itself (up sets through osdmaptool, acting sets
+with the map's pg_temp), not from PG stats, which trail the map by a stats
+period: time to isolation, from the start of urgent load until no PG of the
+pool acts on an urgent OSD; the OSD map epochs of the switch; and that no PG
+of the pool is ever degraded on the way (every object keeps its N normal
+copies). The same at two data volumes 8x apart: isolation must not grow
+with the data.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from harness.cephcluster import Cluster, RadosBench, wait_for, wait_mode
+
+from .conftest import DWELL
+
+pytestmark = pytest.mark.integration
+
+POOL = "copypool"
+TTI_LIMIT = 10.0  # seconds from urgent load to no acting urgent OSD
+
+
+def _classes(cluster: Cluster) -> dict[int, str]:
+    return {n["id"]: n.get("device_class", "") for n in cluster.json("osd", "tree")["nodes"]
+            if n["id"] >= 0}
+
+
+def _acting(cluster: Cluster, pool_id: int) -> tuple[int, dict[str, list[int]]]:
+    """(epoch, pgid -> acting set) from the OSD map: CRUSH and upmaps through
+    osdmaptool, then the map's pg_temp where it has one."""
+    mapfile = cluster.path / "copy-test.osdmap"
+    cluster.ceph("osd", "getmap", "-o", str(mapfile))
+    out = subprocess.run(cluster.tool("osdmaptool", str(mapfile), "--test-map-pgs-dump-all",
+                                      "--pool", str(pool_id)),
+                         capture_output=True, text=True, check=True, timeout=60).stdout
+    up: dict[str, list[int]] = {}
+    for line in out.splitlines():
+        words = line.split()
+        if words and words[0].startswith(f"{pool_id}.") and "up" in line:
+            # "<pgid> raw ([a,b], p) up ([a,b], p) acting ([a,b], p)"
+            sets = [part.split("]")[0] for part in line.split("[")[1:]]
+            up[words[0]] = [int(o) for o in sets[-1].split(",") if o]
+    dump = cluster.json("osd", "dump")
+    temp = {t["pgid"]: t["osds"] for t in dump.get("pg_temp", [])}
+    return int(dump["epoch"]), {pg: temp.get(pg, osds) for pg, osds in up.items()}
+
+
+def _degraded(cluster: Cluster) -> list[str]:
+    pgs = cluster.json("pg", "ls-by-pool", POOL)
+    pgs = pgs.get("pg_stats", pgs) if isinstance(pgs, dict) else pgs
+    return [f"{p['pgid']} {p['state']}" for p in pgs
+            if "degraded" in p["state"] or "undersized" in p["state"]]
+
+
+def _pool(cluster: Cluster) -> dict[str, Any]:
+    return next(p for p in cluster.json("osd", "pool", "ls", "detail") if p["pool_name"] == POOL)
+
+
+def _write(cluster: Cluster, megabytes: int, tag: str) -> None:
+    """Fill the pool with 4 MB objects (rados bench keeps them: --no-cleanup)."""
+    subprocess.run(cluster.tool("rados", "-c", cluster.conf, "-p", POOL, "bench", "600",
+                                "write", "-b", str(4 << 20), "-t", "4", "--no-cleanup",
+                                "--run-name", tag, "--max-objects", str(megabytes // 4)),
+                   capture_output=True, check=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def copy_pool(sla_pools: Cluster) -> Iterator[Cluster]:
+    cluster = sla_pools
+    cluster.create_pool(POOL, 32)
+    out = cluster.json("sla", "pool", "set", POOL, "normal", timeout=300)
+    assert out["strategy"] == "copy", out  # the default where a whole copy fits
+    yield cluster
+    cluster.ceph("sla", "pool", "rm", POOL, timeout=300)
+    pool = _pool(cluster)
+    assert pool["size"] == 3 and pool["min_size"] == 2, pool
+    cluster.ceph("osd", "pool", "rm", POOL, POOL, "--yes-i-really-really-mean-it")
+
+
+def _shared_and_placed(cluster: Cluster, pool_id: int, urgent: set[int]) -> None:
+    """Shared mode, the pool at size 4, backfill done, every PG acting on
+    one urgent OSD and the three normal ones."""
+    wait_mode(cluster, "shared", DWELL + 120)
+    wait_for("copypool at size 4", lambda: _pool(cluster)["size"] == 4, 60)
+    cluster.wait_clean(300)
+
+    def placed() -> bool:
+        _, acting = _acting(cluster, pool_id)
+        return bool(acting) and all(len(a) == 4 and len(set(a) & urgent) == 1
+                                    for a in acting.values())
+    wait_for("every PG of copypool acting on one urgent OSD", placed, 120)
+
+
+def _isolated_by_the_map(cluster: Cluster, pool_id: int, size: int, urgent: set[int]
+                         ) -> tuple[int, bool]:
+    """(epoch, whether no PG of the pool can act on an urgent OSD), from one
+    `osd dump`: at the isolated size the pool's up sets are CRUSH's normal
+    copies (checked with osdmaptool afterwards), so an urgent OSD can only
+    act through a pg_temp."""
+    dump = cluster.json("osd", "dump")
+    pool = next(p for p in dump["pools"] if p["pool"] == pool_id)
+    temp = [t for t in dump.get("pg_temp", []) if t["pgid"].startswith(f"{pool_id}.")
+            and set(t["osds"]) & urgent]
+    return int(dump["epoch"]), int(pool["size"]) == size and not temp
+
+
+def _isolate_under_load(cluster: Cluster, pool_id: int, urgent: set[int]) -> dict[str, Any]:
+    epoch0, _ = _isolated_by_the_map(cluster, pool_id, 3, urgent)
+    bench = RadosBench(cluster, "urgent", secs=120)
+    degraded: list[str] = []
+    try:
+        started = bench.started
+        deadline = started + 60
+        while True:
+            seen = time.monotonic()
+            _, isolated = _isolated_by_the_map(cluster, pool_id, 3, urgent)
+            if isolated:
+                tti = seen - started
+                break
+            degraded += _degraded(cluster)
+            assert time.monotonic() < deadline, "copypool still acting on urgent OSDs"
+        for _ in range(10):  # and while the PGs settle after the drop
+            degraded += _degraded(cluster)
+            time.sleep(0.5)
+        epoch_end, acting = _acting(cluster, pool_id)
+        on_urgent = [pg for pg, a in acting.items() if set(a) & urgent]
+        assert not on_urgent, f"up/acting sets on urgent OSDs after isolation: {on_urgent[:5]}"
+    finally:
+        bench.stop()
+        bench.cleanup()
+    return {"tti": tti, "epochs": epoch_end - epoch0, "degraded": degraded,
+            "size": _pool(cluster)["size"]}
+
+
+def test_copy_isolation_does_not_wait_for_the_data(copy_pool: Cluster) -> None:
+    cluster = copy_pool
+    pool_id = int(_pool(cluster)["pool_id"])
+    classes = _classes(cluster)
+    urgent = {o for o, c in classes.items() if c == "ssd"}
+    rounds = []
+    for megabytes in (32, 256):
+        _write(cluster, megabytes, f"fill{megabytes}")
+        _shared_and_placed(cluster, pool_id, urgent)
+        result = _isolate_under_load(cluster, pool_id, urgent)
+        result["megabytes"] = megabytes
+        rounds.append(result)
+        print(f"\ncopy strategy, {megabytes} MB written: time to isolation "
+              f"{result['tti']:.1f} s, {result['epochs']} OSD map epochs")
+        assert result["size"] == 3
+        assert not result["degraded"], result["degraded"][:5]
+        assert result["epochs"] <= 30, result
+        assert result["tti"] <= TTI_LIMIT, result
+        wait_for("the urgent load to be seen gone", lambda: (s := cluster.sla_status())[
+            "urgent_iops"] is not None and s["urgent_iops"] < 1, 60)
+    small, big = rounds
+    assert big["tti"] <= 1.5 * small["tti"] + 3, rounds
+    status = cluster.sla_status()
+    entry = next(p for p in status["pools"] if p["name"] == POOL)
+    assert entry["strategy"] == "copy" and entry["kept_isolated"] is None
+    print(json.dumps(rounds))
