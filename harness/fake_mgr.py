@@ -132,6 +132,7 @@ class FakeCluster:
         self.pool_bytes = 0
         # the balancer module's options, as `ceph config` holds them
         self.balancer: dict[str, Any] = {"mode": "upmap", "active": True, "pool_ids": ""}
+        self.min_compat_client = "luminous"
 
     def add_pool(self, pool_id: int, name: str, rule: str, pgs: int = 16,
                  erasure: bool = False) -> None:
@@ -191,6 +192,7 @@ class FakeCluster:
         if what == "osd_map":
             return {
                 "epoch": self.epoch, "crush_version": 3,
+                "require_min_compat_client": self.min_compat_client,
                 "pools": list(self.pools.values()),
                 "osds": [{"osd": o, "up": 1, "in": 1, "weight": 1.0} for o in range(8)],
                 "pg_upmap_items": [

@@ -16,8 +16,9 @@ from typing import Any, Callable, Optional
 
 from mgr_module import CommandResult, HandleCommandResult
 
-from .advise import AdviseError, AdviseInputs, Measured, advise, render
+from .advise import AdviseError, AdviseInputs, Measured, advise
 from .commands_io import OutputFormat, refuse, reply
+from .report import render_advice
 from .settings import DEFAULT_SIZE, Settings
 from .state import Role
 from .state_store import StateStore
@@ -99,7 +100,7 @@ class Advisor:
             advice = advise(self._advise_inputs(cost_ratio))
         except AdviseError as e:
             return refuse(errno.EINVAL, str(e))
-        data, text = advice.to_dict(), render(advice)
+        data, text = advice.to_dict(), render_advice(advice)
         if extra is not None:
             costs = extra()
             data["pools"] = costs["pools"]

@@ -18,6 +18,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .checks import number_in, whole
+
 THRESHOLD_SHARE = 0.05  # high threshold: about 5% of the urgent client capacity
 LATE_SHARE = 0.20  # a high threshold at 20% of capacity isolates too late
 LOW_FRACTION = 0.5  # low threshold: half of high ...
@@ -114,29 +116,6 @@ def _measured(name: str, value: object) -> Measured:
     if not isinstance(value, Measured):
         raise AdviseError(f"{name}: must be a Measured(value, basis), not {value!r}")
     return value
-
-
-def _whole(name: str, value: object, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise AdviseError(f"{name}: must be a whole number, not {value!r}")
-    if value < low:
-        raise AdviseError(f"{name}: must be >= {low}, not {value}")
-
-
-def _number(name: str, value: object, low: float | None = None, high: float | None = None,
-            low_open: bool = False, high_open: bool = False) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise AdviseError(f"{name}: must be a number, not {value!r}")
-    if not math.isfinite(value):
-        raise AdviseError(f"{name}: must be finite, not {value!r}")
-    too_low = low is not None and (value <= low if low_open else value < low)
-    too_high = high is not None and (value >= high if high_open else value > high)
-    if too_low or too_high:
-        lo = "-inf" if low is None else f"{low:g}"
-        hi = "inf" if high is None else f"{high:g}"
-        close = ")" if high_open or high is None else "]"
-        interval = f"{'(' if low_open else '['}{lo}, {hi}{close}"
-        raise AdviseError(f"{name}: must be in {interval}, not {value:g}")
 
 
 @dataclass(frozen=True)
@@ -407,38 +386,10 @@ def _bytes(n: float) -> str:
     return f"{n:.1f} PiB"  # not reached
 
 
-def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:g}"
+def _whole(name: str, value: object, low: int) -> None:
+    whole(name, value, low, AdviseError)
 
 
-def render(advice: Advice) -> str:
-    """Plain text for `ceph sla advise`: one row per figure, its basis last."""
-    overfill = {None: "unknown", True: "overfills", False: "fits"}[advice.shared_overfill]
-    needed = "-" if advice.urgent_osds_needed is None else str(advice.urgent_osds_needed)
-    dm = advice.data_metadata
-    rows = [
-        ("urgent OSDs", f"{needed} needed", str(advice.urgent_osds),
-         f"{advice.verdict}: {advice.urgent_osds_basis}"),
-        ("urgent capacity", f"{advice.urgent_client_capacity_iops:.0f} IOPS", "-",
-         advice.urgent_client_capacity_basis),
-        ("normal capacity", f"{advice.normal_client_capacity_iops:.0f} IOPS", "-",
-         advice.normal_client_capacity_basis),
-        ("shared mode", overfill, "-", advice.shared_overfill_basis),
-        ("threshold_iops", _num(advice.threshold_iops), _num(advice.current_threshold_iops),
-         advice.threshold_iops_basis),
-        ("threshold_low_iops", _num(advice.threshold_low_iops),
-         _num(advice.current_threshold_low_iops), advice.threshold_low_iops_basis),
-        ("min_dwell_secs", _num(advice.min_dwell_secs), _num(advice.current_min_dwell_secs),
-         advice.min_dwell_secs_basis),
-        ("data/metadata", "-" if dm is None else dm.winner, "-", advice.data_metadata_basis),
-    ]
-    lines = [f"{'ITEM':<19} {'ADVICE':<16} {'NOW':<8} BASIS"]
-    lines += [f"{a:<19} {b:<16} {c:<8} {d}" for a, b, c, d in rows]
-    if dm is not None:
-        lines.append("")
-        lines.append(f"{'LAYOUT':<12} {'SPEEDUP':>8} {'COST/GB':>8} {'PERF/COST':>10}")
-        for la in dm.layouts:
-            lines.append(f"{la.name:<12} {_num(la.speedup):>8} {la.cost_per_gb:>8.2f} "
-                         f"{'-' if la.perf_per_cost is None else f'{la.perf_per_cost:.2f}':>10}")
-    lines += [f"note: {n}" for n in advice.notes]
-    return "\n".join(lines) + "\n"
+def _number(name: str, value: object, low: float | None = None, high: float | None = None,
+            low_open: bool = False, high_open: bool = False) -> None:
+    number_in(name, value, AdviseError, low, high, low_open, high_open)

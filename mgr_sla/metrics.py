@@ -13,13 +13,9 @@ python3-prometheus-client is installed. Without it the module still loads and
 
 from __future__ import annotations
 
-import html
 import logging
-import socket
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 try:
@@ -29,8 +25,6 @@ try:
         HistogramMetricFamily,
         Metric,
     )
-    from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
-    from prometheus_client.registry import CollectorRegistry
     from prometheus_client.utils import floatToGoString
 
     PROMETHEUS_CLIENT_AVAILABLE = True
@@ -147,18 +141,6 @@ SAMPLE_NAMES: tuple[str, ...] = tuple(n for m in METRICS for n in m.sample_names
 _SPECS: dict[str, MetricSpec] = {m.name: m for m in METRICS}
 
 
-class MetricsBindError(OSError):
-    """The metrics endpoint could not listen on the requested address/port."""
-
-
-class MetricsUnavailableError(MetricsBindError):
-    """prometheus_client is not importable: metrics are disabled.
-
-    A subclass of MetricsBindError so that a caller handling a failed start
-    handles this case too, with a message telling the operator what to install.
-    """
-
-
 def _number(value: Any) -> float | None:
     # bool is an int subclass; keep it so pinned/dry_run map to 1/0.
     if isinstance(value, (int, float)):
@@ -268,73 +250,12 @@ def collect_families(snapshot: Snapshot) -> list[Metric]:
     Missing or malformed fields leave the family without samples instead of
     failing the whole scrape: a half-initialised module still exports the rest.
     """
-    switches = _counter("ceph_sla_mode_switches_total")
-    switches_value = _number(snapshot.get("switches_total"))
-    if switches_value is not None:
-        switches.add_metric([], switches_value)
-
-    blocked = _counter("ceph_sla_blocked_switches_total", ("reason",))
-    blocked_raw = snapshot.get("blocked_total")
-    if isinstance(blocked_raw, Mapping):
-        for reason in sorted(blocked_raw):
-            count = _number(blocked_raw[reason])
-            if count is not None:
-                blocked.add_metric([str(reason)], count)
-
     last_switch = snapshot.get("last_switch")
     last_time = last_switch.get("time") if isinstance(last_switch, Mapping) else None
-
     repairs = snapshot.get("weight_set_repairs")
     repairs_count = len(repairs) if isinstance(repairs, list) else None
-
-    role = _labelled_gauge("ceph_sla_pool_role")
-    rule = _labelled_gauge("ceph_sla_pool_rule")
-    misplaced = _labelled_gauge("ceph_sla_pool_misplaced_ratio")
-    iops = _labelled_gauge("ceph_sla_pool_client_iops")
-    urgent_share = _labelled_gauge("ceph_sla_pool_urgent_replica_share")
-    upmap_pending = _labelled_gauge("ceph_sla_pool_upmap_pending")
-    upmap_pgs = _labelled_gauge("ceph_sla_pool_pgs_with_upmaps")
-    latency = _labelled_gauge("ceph_sla_urgent_latency_seconds")
-    violations = _counter("ceph_sla_slo_violation_seconds_total", _POOL)
     pools = snapshot.get("pools")
-    for pool in _sorted_pools(pools if isinstance(pools, list) else []):
-        pool_id = _pool_id(pool)
-        if pool_id is None:
-            continue
-        name = str(pool.get("name", ""))
-        if pool.get("role") is not None:
-            role.add_metric([pool_id, name, str(pool["role"])], 1.0)
-        if pool.get("rule") is not None:
-            rule.add_metric([pool_id, name, str(pool["rule"])], 1.0)
-        for family, value in (
-            (misplaced, pool.get("misplaced_ratio")),
-            (iops, pool.get("client_iops")),
-        ):
-            number = _number(value)
-            if number is not None:
-                family.add_metric([pool_id], number)
-        lat = pool.get("latency")
-        if isinstance(lat, Mapping):
-            q = _number(lat.get("percentile"))
-            for op in ("write", "read"):
-                for quantile, value in ((q, lat.get(f"{op}_ms")), (99.0, lat.get(f"{op}_p99_ms"))):
-                    ms = _number(value)
-                    if ms is not None and quantile is not None:
-                        latency.add_metric([pool_id, op, f"{quantile / 100:g}"], ms / 1000)
-            seconds = _number(lat.get("slo_violation_seconds"))
-            if seconds is not None:
-                violations.add_metric([pool_id], seconds)
-        upmaps = pool.get("upmaps")
-        if isinstance(upmaps, Mapping):
-            for family, value in (
-                (urgent_share, upmaps.get("urgent_replica_share")),
-                (upmap_pending, upmaps.get("pending")),
-                (upmap_pgs, upmaps.get("pgs_with_upmaps")),
-            ):
-                number = _number(value)
-                if number is not None:
-                    family.add_metric([pool_id], number)
-
+    per_pool = _pool_families(_sorted_pools(pools if isinstance(pools, list) else []))
     return [
         _gauge("ceph_sla_mode", _mode_value(snapshot.get("mode"))),
         _gauge("ceph_sla_active", snapshot.get("active")),
@@ -344,25 +265,85 @@ def collect_families(snapshot: Snapshot) -> list[Metric]:
         _gauge("ceph_sla_urgent_iops", snapshot.get("urgent_iops")),
         _gauge("ceph_sla_threshold_iops", snapshot.get("threshold_iops")),
         _gauge("ceph_sla_threshold_low_iops", snapshot.get("threshold_low_iops")),
-        switches,
-        blocked,
+        *_switch_counters(snapshot),
         _gate_blocking(snapshot),
         _gauge("ceph_sla_last_switch_timestamp_seconds", last_time),
         _gauge("ceph_sla_time_to_isolation_seconds", snapshot.get("time_to_isolation_secs")),
         _gauge("ceph_sla_pgs_without_normal_replica", snapshot.get("pgs_without_normal_replica")),
         _gauge("ceph_sla_weight_set_repairs", repairs_count),
         _histogram("ceph_sla_tick_seconds", snapshot.get("tick_seconds")),
-        role,
-        rule,
-        misplaced,
-        iops,
-        urgent_share,
-        upmap_pending,
-        upmap_pgs,
+        *per_pool[:7],
         _gauge("ceph_sla_slo_latency_seconds", _slo_seconds(snapshot.get("slo"))),
-        latency,
-        violations,
+        *per_pool[7:],
     ]
+
+
+def _switch_counters(snapshot: Snapshot) -> list[Metric]:
+    switches = _counter("ceph_sla_mode_switches_total")
+    switches_value = _number(snapshot.get("switches_total"))
+    if switches_value is not None:
+        switches.add_metric([], switches_value)
+    blocked = _counter("ceph_sla_blocked_switches_total", ("reason",))
+    blocked_raw = snapshot.get("blocked_total")
+    if isinstance(blocked_raw, Mapping):
+        for reason in sorted(blocked_raw):
+            count = _number(blocked_raw[reason])
+            if count is not None:
+                blocked.add_metric([str(reason)], count)
+    return [switches, blocked]
+
+
+def _pool_families(pools: list[Mapping[str, Any]]) -> list[Metric]:
+    """Per pool, in METRICS order: role, rule, misplaced, IOPS, the three
+    upmap families, then urgent latency and SLO violation seconds."""
+    role = _labelled_gauge("ceph_sla_pool_role")
+    rule = _labelled_gauge("ceph_sla_pool_rule")
+    plain = [_labelled_gauge(n) for n in ("ceph_sla_pool_misplaced_ratio",
+                                          "ceph_sla_pool_client_iops")]
+    upmap = [_labelled_gauge(n) for n in ("ceph_sla_pool_urgent_replica_share",
+                                          "ceph_sla_pool_upmap_pending",
+                                          "ceph_sla_pool_pgs_with_upmaps")]
+    latency = _labelled_gauge("ceph_sla_urgent_latency_seconds")
+    violations = _counter("ceph_sla_slo_violation_seconds_total", _POOL)
+    for pool in pools:
+        pool_id = _pool_id(pool)
+        if pool_id is None:
+            continue
+        name = str(pool.get("name", ""))
+        if pool.get("role") is not None:
+            role.add_metric([pool_id, name, str(pool["role"])], 1.0)
+        if pool.get("rule") is not None:
+            rule.add_metric([pool_id, name, str(pool["rule"])], 1.0)
+        _add_numbers(plain, pool_id, (pool.get("misplaced_ratio"), pool.get("client_iops")))
+        upmaps = pool.get("upmaps")
+        if isinstance(upmaps, Mapping):
+            _add_numbers(upmap, pool_id, (upmaps.get("urgent_replica_share"),
+                                          upmaps.get("pending"), upmaps.get("pgs_with_upmaps")))
+        lat = pool.get("latency")
+        if isinstance(lat, Mapping):
+            _add_latency(latency, violations, pool_id, lat)
+    return [role, rule, *plain, *upmap, latency, violations]
+
+
+def _add_numbers(families: list[GaugeMetricFamily], pool_id: str, values: tuple[Any, ...]
+                 ) -> None:
+    for family, value in zip(families, values):
+        number = _number(value)
+        if number is not None:
+            family.add_metric([pool_id], number)
+
+
+def _add_latency(latency: GaugeMetricFamily, violations: CounterMetricFamily, pool_id: str,
+                 lat: Mapping[str, Any]) -> None:
+    q = _number(lat.get("percentile"))
+    for op in ("write", "read"):
+        for quantile, value in ((q, lat.get(f"{op}_ms")), (99.0, lat.get(f"{op}_p99_ms"))):
+            ms = _number(value)
+            if ms is not None and quantile is not None:
+                latency.add_metric([pool_id, op, f"{quantile / 100:g}"], ms / 1000)
+    seconds = _number(lat.get("slo_violation_seconds"))
+    if seconds is not None:
+        violations.add_metric([pool_id], seconds)
 
 
 def _slo_seconds(slo: Any) -> float | None:
@@ -378,173 +359,3 @@ def _sorted_pools(pools: list[Any]) -> list[Mapping[str, Any]]:
     return sorted(valid, key=lambda p: (_pool_id(p) is None, int(_pool_id(p) or 0)))
 
 
-class _SnapshotCollector:
-    """Collector whose every collect() reads a fresh snapshot."""
-
-    def __init__(self, snapshot: Callable[[], dict[str, Any]]) -> None:
-        self._snapshot = snapshot
-
-    def describe(self) -> list[Metric]:
-        # Returning nothing keeps register() from calling snapshot() before
-        # the module is ready.
-        return []
-
-    def collect(self) -> Iterator[Metric]:
-        yield from collect_families(self._snapshot())
-
-
-_INDEX_PAGE = (
-    "<!DOCTYPE html>\n<html><head><title>ceph-mgr sla metrics</title></head>\n"
-    '<body><h1>ceph-mgr sla module</h1><p><a href="/metrics">Metrics</a></p></body></html>\n'
-)
-
-
-class _Handler(BaseHTTPRequestHandler):
-    # Set on a per-server subclass in MetricsServer.start().
-    registry: Any = None
-    server_version = "ceph-sla-metrics"
-
-    def do_GET(self) -> None:  # name fixed by BaseHTTPRequestHandler
-        path = self.path.split("?", 1)[0]
-        if path == "/metrics":
-            self._metrics()
-        elif path == "/":
-            self._send(200, "text/html; charset=utf-8", _INDEX_PAGE.encode())
-        else:
-            body = f"not found: {html.escape(path)}\n".encode()
-            self._send(404, "text/plain; charset=utf-8", body)
-
-    def _metrics(self) -> None:
-        try:
-            body = generate_latest(self.registry)
-        except Exception as exc:  # any failure of snapshot()
-            # A failed scrape (up == 0) is more honest than an empty page,
-            # which would look like a module with no pools.
-            log.exception("metrics scrape failed")
-            self._send(500, "text/plain; charset=utf-8", f"snapshot failed: {exc}\n".encode())
-            return
-        self._send(200, CONTENT_TYPE_LATEST, body)
-
-    def _send(self, code: int, content_type: str, body: bytes) -> None:
-        self.send_response(code)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # base class's signature
-        # The default writes every request to stderr, which the mgr would
-        # interleave with its own log.
-        log.debug("metrics %s: " + format, self.address_string(), *args)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True  # a hung scraper must not block stop()
-    allow_reuse_address = True  # rebind at once after stop(), despite TIME_WAIT
-    # Never share the port with another listener: a taken port must fail.
-    # (Python 3.14's socketserver has this knob; older versions ignore it.)
-    allow_reuse_port = False
-
-
-def _resolve(addr: str, port: int) -> tuple[socket.AddressFamily, tuple[Any, ...]]:
-    host = addr.strip()
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    infos = socket.getaddrinfo(
-        host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-    )
-    family, _, _, _, sockaddr = infos[0]
-    return family, sockaddr
-
-
-class MetricsServer:
-    """HTTP server for /metrics, started and stopped by the module.
-
-    Its own ThreadingHTTPServer (not prometheus_client.start_http_server) so
-    that stop() closes the listening socket and the port is free again when it
-    returns, e.g. when the operator changes mgr/sla/metrics_port.
-    """
-
-    def __init__(self, snapshot: Callable[[], dict[str, Any]]) -> None:
-        self._snapshot = snapshot
-        self._lock = threading.Lock()
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-
-    @property
-    def running(self) -> bool:
-        thread = self._thread
-        return self._server is not None and thread is not None and thread.is_alive()
-
-    @property
-    def bound(self) -> tuple[str, int] | None:
-        """(address, port) actually listened on; the port is real when 0 was asked."""
-        server = self._server
-        if server is None:
-            return None
-        sockaddr = server.socket.getsockname()
-        return str(sockaddr[0]), int(sockaddr[1])
-
-    def start(self, addr: str, port: int) -> None:
-        """Listen on addr:port; a running server is stopped first.
-
-        Raises MetricsBindError (MetricsUnavailableError without
-        prometheus_client); the server is then stopped.
-        """
-        if not PROMETHEUS_CLIENT_AVAILABLE:
-            raise MetricsUnavailableError(
-                "python3-prometheus-client is not installed for the mgr's python3; "
-                "metrics disabled (install it and restart the mgr)"
-            )
-        with self._lock:
-            # Stopped first even if the new address fails: the old one may be
-            # the port asked for, and a failed start() never leaves a server.
-            self._stop_locked()
-            if not isinstance(port, int) or not 0 <= port <= 65535:
-                # getaddrinfo would quietly wrap 70000 to 4464.
-                raise MetricsBindError(
-                    f"cannot serve metrics on {addr!r} port {port}: not a TCP port"
-                )
-            try:
-                family, sockaddr = _resolve(addr, port)
-                server_cls = type("_BoundServer", (_Server,), {"address_family": family})
-                server = server_cls(sockaddr, self._handler_class())
-            except (OSError, OverflowError, UnicodeError) as exc:
-                errno = exc.errno if isinstance(exc, OSError) else None
-                reason = getattr(exc, "strerror", None) or str(exc)
-                message = f"cannot serve metrics on {addr!r} port {port}: {reason}"
-                # OSError(None, msg) would print "[Errno None]"; keep errno only if real.
-                raise (
-                    MetricsBindError(errno, message) if errno is not None
-                    else MetricsBindError(message)
-                ) from exc
-            thread = threading.Thread(
-                target=server.serve_forever,
-                kwargs={"poll_interval": 0.5},
-                name="sla-metrics",
-                daemon=True,
-            )
-            thread.start()
-            self._server, self._thread = server, thread
-            log.info("serving metrics on %s", self.bound)
-
-    def stop(self) -> None:
-        """Stop serving and free the port; safe to call any number of times."""
-        with self._lock:
-            self._stop_locked()
-
-    def _stop_locked(self) -> None:
-        server, thread = self._server, self._thread
-        self._server = self._thread = None
-        if server is None:
-            return
-        if thread is not None and thread.is_alive():
-            server.shutdown()  # returns once serve_forever() has left its loop
-        server.server_close()  # closes the listening socket: port free now
-        if thread is not None:
-            thread.join(timeout=5)
-
-    def _handler_class(self) -> type[_Handler]:
-        registry = CollectorRegistry(auto_describe=False)
-        registry.register(_SnapshotCollector(self._snapshot))
-        return type("_BoundHandler", (_Handler,), {"registry": registry})

@@ -26,7 +26,7 @@ from .health import HealthChecks
 from .histogram import TickHistogram
 from .latency import SloError, parse_slo
 from .maps import MapReader
-from .metrics import MetricsBindError, MetricsServer
+from .metrics_server import MetricsBindError, MetricsServer
 from .placement import Placement
 from .pool_activity import PerfQueryApi, PoolActivity
 from .pool_commands import PoolCommands

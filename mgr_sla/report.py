@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from .advise import Advice
 from .state import ModuleState
 
 
@@ -93,3 +94,40 @@ def render_holds(status: dict[str, Any]) -> list[str]:
         lines.append(f"stats:       mgr_stats_period {status['stats_period_secs']:g} s: the "
                      "module sees urgent load up to that late")
     return lines
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def render_advice(advice: Advice) -> str:
+    """Plain text for `ceph sla advise`: one row per figure, its basis last."""
+    overfill = {None: "unknown", True: "overfills", False: "fits"}[advice.shared_overfill]
+    needed = "-" if advice.urgent_osds_needed is None else str(advice.urgent_osds_needed)
+    dm = advice.data_metadata
+    rows = [
+        ("urgent OSDs", f"{needed} needed", str(advice.urgent_osds),
+         f"{advice.verdict}: {advice.urgent_osds_basis}"),
+        ("urgent capacity", f"{advice.urgent_client_capacity_iops:.0f} IOPS", "-",
+         advice.urgent_client_capacity_basis),
+        ("normal capacity", f"{advice.normal_client_capacity_iops:.0f} IOPS", "-",
+         advice.normal_client_capacity_basis),
+        ("shared mode", overfill, "-", advice.shared_overfill_basis),
+        ("threshold_iops", _num(advice.threshold_iops), _num(advice.current_threshold_iops),
+         advice.threshold_iops_basis),
+        ("threshold_low_iops", _num(advice.threshold_low_iops),
+         _num(advice.current_threshold_low_iops), advice.threshold_low_iops_basis),
+        ("min_dwell_secs", _num(advice.min_dwell_secs), _num(advice.current_min_dwell_secs),
+         advice.min_dwell_secs_basis),
+        ("data/metadata", "-" if dm is None else dm.winner, "-", advice.data_metadata_basis),
+    ]
+    lines = [f"{'ITEM':<19} {'ADVICE':<16} {'NOW':<8} BASIS"]
+    lines += [f"{a:<19} {b:<16} {c:<8} {d}" for a, b, c, d in rows]
+    if dm is not None:
+        lines.append("")
+        lines.append(f"{'LAYOUT':<12} {'SPEEDUP':>8} {'COST/GB':>8} {'PERF/COST':>10}")
+        for la in dm.layouts:
+            lines.append(f"{la.name:<12} {_num(la.speedup):>8} {la.cost_per_gb:>8.2f} "
+                         f"{'-' if la.perf_per_cost is None else f'{la.perf_per_cost:.2f}':>10}")
+    lines += [f"note: {n}" for n in advice.notes]
+    return "\n".join(lines) + "\n"

@@ -9,7 +9,6 @@ import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -20,21 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families  # noqa: E40
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load_metrics() -> ModuleType:
-    # Loaded by path: importing the mgr_sla package would run its __init__,
-    # which needs ceph-mgr's mgr_module; metrics.py itself does not.
-    name = "sla_metrics_under_test"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, ROOT / "mgr_sla" / "metrics.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-metrics = _load_metrics()
+from mgr_sla import metrics, metrics_server  # noqa: E402
 
 
 def sample_snapshot() -> dict[str, Any]:
@@ -368,7 +353,7 @@ def server() -> Any:
         calls.append(1)
         return sample_snapshot()
 
-    srv = metrics.MetricsServer(snapshot)
+    srv = metrics_server.MetricsServer(snapshot)
     srv.calls = calls
     yield srv
     srv.stop()
@@ -420,7 +405,7 @@ def test_taken_port_raises_bind_error(server: Any) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        with pytest.raises(metrics.MetricsBindError) as info:
+        with pytest.raises(metrics_server.MetricsBindError) as info:
             server.start("127.0.0.1", port)
         assert isinstance(info.value, OSError)
         assert str(port) in str(info.value) and "in use" in str(info.value).lower()
@@ -428,10 +413,10 @@ def test_taken_port_raises_bind_error(server: Any) -> None:
 
 
 def test_taken_port_by_another_metrics_server(server: Any) -> None:
-    other = metrics.MetricsServer(sample_snapshot)
+    other = metrics_server.MetricsServer(sample_snapshot)
     other.start("127.0.0.1", 0)
     try:
-        with pytest.raises(metrics.MetricsBindError):
+        with pytest.raises(metrics_server.MetricsBindError):
             server.start("127.0.0.1", other.bound[1])
     finally:
         other.stop()
@@ -439,13 +424,13 @@ def test_taken_port_by_another_metrics_server(server: Any) -> None:
 
 @pytest.mark.parametrize("addr", ["not an address!", "256.1.1.1"])
 def test_invalid_address_raises_bind_error(server: Any, addr: str) -> None:
-    with pytest.raises(metrics.MetricsBindError, match="cannot serve metrics"):
+    with pytest.raises(metrics_server.MetricsBindError, match="cannot serve metrics"):
         server.start(addr, 0)
 
 
 @pytest.mark.parametrize("port", [-1, 65536, 70000])
 def test_invalid_port_raises_bind_error(server: Any, port: int) -> None:
-    with pytest.raises(metrics.MetricsBindError, match="not a TCP port"):
+    with pytest.raises(metrics_server.MetricsBindError, match="not a TCP port"):
         server.start("127.0.0.1", port)
     assert not server.running
 
@@ -455,7 +440,7 @@ def test_ipv6_loopback(server: Any) -> None:
         pytest.skip("no IPv6")
     try:
         server.start("::1", 0)
-    except metrics.MetricsBindError:
+    except metrics_server.MetricsBindError:
         pytest.skip("IPv6 loopback not configured")
     addr, port = server.bound
     assert addr == "::1"
@@ -466,7 +451,7 @@ def test_snapshot_failure_gives_500(server: Any) -> None:
     def broken() -> dict[str, Any]:
         raise RuntimeError("mgr not ready")
 
-    srv = metrics.MetricsServer(broken)
+    srv = metrics_server.MetricsServer(broken)
     srv.start("127.0.0.1", 0)
     try:
         status, _, body = get(f"http://127.0.0.1:{srv.bound[1]}/metrics")
@@ -491,8 +476,8 @@ def test_stop_with_a_slow_client_connected(server: Any) -> None:
 
 
 def test_unavailable_client_library(server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(metrics, "PROMETHEUS_CLIENT_AVAILABLE", False)
-    with pytest.raises(metrics.MetricsBindError, match="python3-prometheus-client"):
+    monkeypatch.setattr(metrics_server, "PROMETHEUS_CLIENT_AVAILABLE", False)
+    with pytest.raises(metrics_server.MetricsBindError, match="python3-prometheus-client"):
         server.start("127.0.0.1", 0)
 
 

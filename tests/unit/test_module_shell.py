@@ -508,3 +508,15 @@ def test_the_balancer_is_kept_off_the_managed_pools_and_release_restores_it(
     assert "SLA_BALANCER_CONFLICT" not in m.health
     assert m.cmd_release().retval == 0
     assert cluster.balancer["pool_ids"] == ""  # the operator's default (every pool) back
+
+
+def test_a_cluster_below_luminous_is_refused_with_the_command_that_fixes_it(
+        cluster: FakeCluster) -> None:
+    m = managed(cluster, {})
+    cluster.add_pool(3, "other", "replicated_rule")
+    cluster.min_compat_client = "jewel"
+    before = list(cluster.commands)
+    for out in (m.cmd_rules_apply(), m.cmd_pool_set("other", role=_role("normal"))):
+        assert out.retval < 0
+        assert "ceph osd set-require-min-compat-client luminous" in out.stderr, out
+    assert cluster.commands == before  # nothing changed

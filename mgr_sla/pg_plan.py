@@ -1,0 +1,191 @@
+"""One PG's plan: which of its replicas move to urgent OSDs and where to.
+Pure; see upmaps.py for what a plan depends on and what it does not."""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from .pg_ids import parse_pgid
+from .regions import Pairs, Regions, hash_of, mix
+
+_hash = hash_of
+
+_SALT_SHARE = 0x5EED  # the per-PG draw of how many replicas go urgent
+_SALT_RANK = 0x52A4  # the per-(PG, OSD) rank of which replicas move
+
+
+def _unit(*values: int) -> float:
+    """A number in (0, 1] from the values."""
+    return ((_hash(*values) >> 11) + 1) / float(1 << 53)
+
+
+def target_urgent_share(regions: Regions, size: int) -> float:
+    """Share of a normal pool's replicas on urgent OSDs in shared mode.
+
+    Weight-proportional (the paper's Map_all) over the OSDs that are in,
+    capped so that a normal replica stays ((size-1)/size) and by the urgent
+    failure domains there are."""
+    if size < 2:
+        return 0.0
+    urgent = regions.weight_of(regions.urgent_class)
+    normal = regions.weight_of(regions.normal_class)
+    if urgent <= 0 or normal <= 0:
+        return 0.0
+    domains = {regions.osds[o].domain for o in regions.in_of_class(regions.urgent_class)}
+    return min(urgent / (urgent + normal), (size - 1) / size, len(domains) / size)
+
+
+def _ranked(key: tuple[int, int], position: int, salt: int,
+            items: Iterable[tuple[int, float, Any]]) -> list[tuple[int, float, Any]]:
+    """Items by straw2 score, best first: argmax of ln(u)/weight is the
+    weight-proportional draw that stays put when other items change."""
+    prefix = _hash(key[0], key[1], position, salt)  # the same for every item
+    scale = float(1 << 53)
+    log = math.log
+    scored = [(log(((mix(prefix, item[0]) >> 11) + 1) / scale) / item[1], item)
+              for item in items if item[1] > 0]
+    scored.sort(key=lambda si: si[0], reverse=True)
+    return [item for _, item in scored]
+
+
+def _draw(key: tuple[int, int], source: int, cls: str, others: Sequence[int],
+          regions: Regions, skip_down: bool = False) -> int | None:
+    """An OSD of class `cls` to take the place of the PG's replica `source`,
+    in a failure domain none of the PG's `others` uses: a group of domains,
+    a domain, an OSD, each drawn by weight, keyed on the PG and the replaced
+    OSD (never a position). Drawn over the OSDs that are in; `skip_down`
+    passes over down ones."""
+    taken = {regions.osds[o].domain for o in others if o in regions.osds}
+    for _, _, domains in _ranked(key, source, 1, regions.trees[cls]):
+        for domain, _, osds in _ranked(key, source, 2, domains):
+            if domain in taken:
+                continue
+            for osd, _, _ in _ranked(key, source, 3, ((o, w, None) for o, w in osds)):
+                if osd in others:
+                    continue
+                if skip_down and not regions.osds[osd].up:
+                    continue
+                return int(osd)
+    return None
+
+
+def _order(key: tuple[int, int], osds: Iterable[int]) -> list[int]:
+    """OSDs by a hash of (PG, OSD): which replicas move first, whatever the
+    order of the up set."""
+    return sorted(osds, key=lambda o: (_hash(key[0], key[1], o, _SALT_RANK), o))
+
+
+def urgent_count(key: tuple[int, int], size: int, share: float) -> int:
+    """How many of a PG's replicas go urgent: share x size, the fraction
+    drawn per PG, never all of them."""
+    expected = share * size
+    k = int(expected)
+    if _unit(key[0], key[1], _SALT_SHARE) <= expected - k:
+        k += 1
+    return max(0, min(k, size - 1))
+
+
+def harmless_pairs(raw: Iterable[int], pairs: Iterable[Sequence[int]], regions: Regions
+                   ) -> tuple[Pairs, Pairs]:
+    """(harmless, conflicting) pairs of a PG's entry, given its CRUSH set.
+
+    Harmless: the pair applies (from in the CRUSH set), moves a replica from
+    one normal-class OSD to another normal-class OSD that is in, and the
+    harmless pairs together put no OSD and no failure domain twice: the
+    balancer's hdd balancing. Taken in sorted order, so the split is the same
+    whatever order the pairs or the up set come in. Everything else (a pair
+    to or from an urgent OSD, one that no longer applies, one that breaks a
+    failure domain) conflicts."""
+    members = set(raw)
+    harmless: list[tuple[int, int]] = []
+    conflicting: list[tuple[int, int]] = []
+    osds = regions.osds
+    final = set(members)
+    for frm, to in sorted((int(a), int(b)) for a, b in pairs):
+        ok = (frm in final and frm in members and to not in final
+              and frm in osds and to in osds
+              and osds[frm].cls == regions.normal_class
+              and osds[to].cls == regions.normal_class and osds[to].present)
+        if ok:
+            domains = {osds[o].domain for o in final if o != frm}
+            ok = osds[to].domain not in domains
+        if ok:
+            final.discard(frm)
+            final.add(to)
+            harmless.append((frm, to))
+        else:
+            conflicting.append((frm, to))
+    return tuple(harmless), tuple(conflicting)
+
+
+def plan_pg(pgid: str, raw: Sequence[int], regions: Regions, share: float,
+            hybrid: bool = False, *, keep: Iterable[Sequence[int]] = (),
+            seed: int | None = None, source: int | None = None,
+            skip_down: bool = False) -> Pairs:
+    """The (from, to) pairs that place one PG; raw is its CRUSH set.
+
+    `keep`: harmless foreign pairs (`harmless_pairs`) that stay unless their
+    replica is one that goes urgent. `seed`: the PG's placement seed
+    (`placement_seed`; its own by default): PGs that share one share a plan.
+    `source` (hybrid): the replica an entry already moves, kept as long as
+    it is a normal replica of the PG; without it the first of `raw` (the
+    up set's primary) moves. Shared plans depend on the set of `raw` only.
+
+    A PG whose raw set is short or holds an unknown OSD gets no pairs: it is
+    planned again once CRUSH maps it fully."""
+    if not raw or any(o not in regions.osds for o in raw):
+        return ()
+    pool, ps = parse_pgid(pgid)
+    key = (pool, ps if seed is None else seed)
+    osds = regions.osds
+    kept = {int(a): int(b) for a, b in keep}
+    # the PG as it stands with the kept pairs: raw OSD -> the OSD holding it
+    holder = {o: kept.get(o, o) for o in raw}
+    moves: dict[int, int] = {}
+
+    def others(source: int) -> list[int]:
+        """The OSDs holding the PG's other replicas, moves so far included."""
+        return [moves.get(o, holder[o]) for o in raw if o != source]
+
+    def is_urgent(o: int) -> bool:
+        return osds[o].cls == regions.urgent_class
+
+    if hybrid:
+        if not any(is_urgent(h) for h in holder.values()):
+            normal = [o for o in raw if not is_urgent(holder[o])]
+            chosen = source if source in normal else (normal[0] if normal else None)
+            if chosen is not None:
+                target = _draw(key, chosen, regions.urgent_class, others(chosen), regions,
+                               skip_down)
+                if target is not None:
+                    moves[chosen] = target
+    else:
+        k = urgent_count(key, len(raw), share)
+        normal = [o for o in raw if not is_urgent(holder[o])]
+        need = min(k - (len(raw) - len(normal)), len(normal) - 1)
+        for o in _order(key, normal)[:max(need, 0)]:
+            target = _draw(key, o, regions.urgent_class, others(o), regions, skip_down)
+            if target is not None:
+                moves[o] = target
+        if not normal:
+            # Normal inclusion whatever CRUSH gave (a weight set overwritten by
+            # a reweight can map a PG onto urgent OSDs only): one goes normal.
+            for o in _order(key, raw):
+                target = _draw(key, o, regions.normal_class, others(o), regions, skip_down)
+                if target is not None:
+                    moves[o] = target
+                    break
+    pairs = {o: t for o, t in kept.items() if o not in moves}
+    pairs.update(moves)
+    return tuple(sorted(pairs.items()))
+
+
+def raw_set(up: Sequence[int], pairs: Iterable[Sequence[int]]) -> list[int]:
+    """The CRUSH mapping under an up set: each applied (from, to) undone, last
+    first (the mon applies them in order, so a chain a->b, b->c ends on c)."""
+    raw = list(up)
+    for frm, to in reversed(list(pairs)):
+        if to in raw and frm not in raw:
+            raw[raw.index(to)] = frm
+    return raw
