@@ -71,6 +71,7 @@ def status_dict(src: StatusSource) -> dict[str, Any]:
     slo = settings.slo()
     return {
         "version": src.version,
+        "epoch": src.view.epoch,  # the OSD map the figures below were taken from
         "mode": state.decision.mode.value,
         "pinned": state.pinned is not None,
         "dry_run": settings.dry_run,

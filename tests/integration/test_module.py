@@ -246,11 +246,17 @@ def test_a_mgr_with_the_mon_address_only_on_its_command_line_still_acts(
 def test_plan_tells_what_the_next_switch_moves(cluster: Cluster, sla: Objects) -> None:
     wait_mode(cluster, "shared", DWELL + 120)
     plan = cluster.json("sla", "plan", timeout=120)
-    assert plan["to_mode"] == "isolated" and plan["rule"] == "sla_isolated_normal"
+    assert plan["to_mode"] == "isolated"
     (pool,) = plan["pools"]
-    assert pool["pool"] == "normal" and pool["pgs"] == 32
+    assert pool["pool"] == "normal" and pool["pgs"] == 32 and pool["strategy"] == "move"
     # shared -> isolated moves the replicas on ssd back: some, never all
     assert 0 < pool["replicas"] < 32 * 3 and pool["bytes"] > 0
+    # and what a switch costs with either strategy
+    (cost,) = plan["costs"]
+    assert cost["name"] == "normal" and cost["strategy"] == "move"
+    assert cost["costs"]["copy"]["bytes_to_isolated"] == 0
+    assert cost["costs"]["move"]["bytes_to_isolated"] > 0
+    assert cost["recommended"] in ("copy", "move", "keep isolated") and cost["reason"]
 
 
 def test_dry_run_decides_but_changes_nothing(cluster: Cluster, sla: Objects) -> None:
@@ -310,8 +316,9 @@ def test_write_commands_need_write_caps(cluster: Cluster, sla: Objects) -> None:
                  "-o", str(keyring))
     ro = ("-n", "client.ro", "-k", str(keyring))
     assert cluster.ceph_raw("sla", "status", extra=ro).returncode == 0
-    p = cluster.ceph_raw("sla", "set-threshold", "500", extra=ro)
-    assert p.returncode == 13 or "EACCES" in p.stderr or "denied" in p.stderr, p
+    for write in (("sla", "set-threshold", "500"), ("sla", "advise", "--calibrate")):
+        p = cluster.ceph_raw(*write, extra=ro)
+        assert p.returncode == 13 or "EACCES" in p.stderr or "denied" in p.stderr, (write, p)
     assert cluster.sla_status()["threshold_iops"] == HIGH
 
 

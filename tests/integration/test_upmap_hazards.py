@@ -1,0 +1,147 @@
+"""The move strategy on a real cluster, against what production does to it:
+primary affinity reordering up sets, an OSD going down, the balancer on in
+upmap mode, a pg_num merge. Each is checked on the OSD map itself: the
+pool's pg_upmap_items and the epochs the mon publishes.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from harness.cephcluster import Cluster, placed, wait_for, wait_mode
+
+from .conftest import DWELL
+
+pytestmark = pytest.mark.integration
+
+
+def _entries(cluster: Cluster, pool_id: int) -> dict[str, list[tuple[int, int]]]:
+    dump = cluster.json("osd", "dump")
+    return {e["pgid"]: [(m["from"], m["to"]) for m in e["mappings"]]
+            for e in dump.get("pg_upmap_items", []) if e["pgid"].startswith(f"{pool_id}.")}
+
+
+def _epoch(cluster: Cluster) -> int:
+    return int(cluster.json("osd", "stat")["epoch"])
+
+
+def _seen(cluster: Cluster, epoch: int) -> dict[str, Any]:
+    """Status once the module has checked placement on `epoch` or later."""
+    return wait_for(f"the module at epoch {epoch}",
+                    lambda: (s := cluster.sla_status())["epoch"] >= epoch and s, 60)
+
+
+def _pool_id(cluster: Cluster, name: str) -> int:
+    return next(int(p["pool_id"]) for p in cluster.json("osd", "pool", "ls", "detail")
+                if p["pool_name"] == name)
+
+
+@pytest.fixture(scope="module")
+def shared(sla_pools: Cluster) -> Iterator[Cluster]:
+    cluster = sla_pools
+    cluster.ceph("sla", "mode", "shared")
+    wait_mode(cluster, "shared", DWELL + 120)
+    wait_for("upmap entries placed", lambda: placed(cluster), 180)
+    cluster.wait_clean(300)
+    yield cluster
+    cluster.ceph("sla", "mode", "auto")
+
+
+def test_primary_affinity_changes_no_plan(shared: Cluster) -> None:
+    cluster = shared
+    pool = _pool_id(cluster, "normal")
+    before = _entries(cluster, pool)
+    assert before
+    hdd = [n["id"] for n in cluster.json("osd", "tree")["nodes"]
+           if n.get("device_class") == "hdd"]
+    try:
+        for osd in hdd:
+            cluster.ceph("osd", "primary-affinity", f"osd.{osd}", "0")
+        epoch = _epoch(cluster)
+        _seen(cluster, epoch)
+        for _ in range(5):  # the next ticks on that epoch send nothing either
+            status = cluster.sla_status()
+            assert next(p for p in status["pools"] if p["name"] == "normal")["upmaps"][
+                "pending"] == 0
+            time.sleep(1)
+        assert _entries(cluster, pool) == before
+        assert _epoch(cluster) == epoch, "the module changed the map after the affinity"
+    finally:
+        for osd in hdd:
+            cluster.ceph("osd", "primary-affinity", f"osd.{osd}", "1")
+
+
+def test_an_osd_going_down_changes_no_entry(shared: Cluster) -> None:
+    cluster = shared
+    pool = _pool_id(cluster, "normal")
+    before = _entries(cluster, pool)
+    ssd = next(n["id"] for n in cluster.json("osd", "tree")["nodes"]
+               if n.get("device_class") == "ssd")
+    pid = cluster.pids()[f"osd.{ssd}"]
+    os.kill(pid, signal.SIGSTOP)  # frozen, then marked down: in, not up
+    try:
+        cluster.ceph("osd", "down", f"osd.{ssd}")
+        wait_for(f"osd.{ssd} down", lambda: ssd not in {
+            o["osd"] for o in cluster.json("osd", "dump")["osds"] if o["up"]}, 30)
+        _seen(cluster, _epoch(cluster))
+        assert _entries(cluster, pool) == before
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    wait_for(f"osd.{ssd} up", lambda: cluster.json("osd", "stat")["num_up_osds"] == 8, 120)
+    _seen(cluster, _epoch(cluster))
+    assert _entries(cluster, pool) == before
+    cluster.wait_clean(300)
+
+
+def test_the_balancer_leaves_the_managed_pools_alone(shared: Cluster) -> None:
+    cluster = shared
+    pool = _pool_id(cluster, "normal")
+    cluster.ceph("config", "set", "mgr", "mgr/balancer/sleep_interval", "5")
+    cluster.ceph("balancer", "mode", "upmap")
+    cluster.ceph("balancer", "on")
+    try:
+        ids = wait_for("the balancer's pool_ids without the normal pool", lambda: (
+            v := cluster.ceph_raw("config", "get", "mgr", "mgr/balancer/pool_ids").stdout.strip()
+        ) and str(pool) not in v.split(",") and v, 60)
+        print(f"\nbalancer pool_ids set by sla: {ids}")
+        before, changes = _entries(cluster, pool), 0
+        deadline = time.monotonic() + 45  # several balancer rounds
+        while time.monotonic() < deadline:
+            now = _entries(cluster, pool)
+            changes += now != before
+            before = now
+            time.sleep(2)
+        assert changes <= 2, changes
+    finally:
+        cluster.ceph("balancer", "off")
+        cluster.ceph("config", "rm", "mgr", "mgr/balancer/sleep_interval")
+
+
+def test_a_pg_merge_in_shared_mode_ends_and_the_module_stops_sending(shared: Cluster) -> None:
+    cluster = shared
+    cluster.create_pool("merging", 16)
+    try:
+        cluster.ceph("sla", "pool", "set", "merging", "normal", "--strategy", "move",
+                     timeout=300)
+        wait_for("merging placed", lambda: placed(cluster, "merging"), 180)
+        cluster.wait_clean(300)
+        cluster.ceph("osd", "pool", "set", "merging", "pg_num", "12")
+        wait_for("the merge to 12 PGs", lambda: next(
+            p for p in cluster.json("osd", "pool", "ls", "detail")
+            if p["pool_name"] == "merging")["pg_num"] == 12, 300, interval=1)
+        cluster.wait_clean(300)
+        epoch = _epoch(cluster)
+        status = _seen(cluster, epoch)
+        entry = next(p for p in status["pools"] if p["name"] == "merging")
+        assert entry["upmaps"]["pending"] == 0, entry
+        time.sleep(10)  # a settled pool: the mon publishes nothing for it
+        assert _epoch(cluster) - epoch <= 2, "epochs kept coming after the merge"
+    finally:
+        cluster.ceph_raw("sla", "pool", "rm", "merging", timeout=300)
+        cluster.ceph_raw("osd", "pool", "rm", "merging", "merging",
+                         "--yes-i-really-really-mean-it")
