@@ -282,6 +282,8 @@ class FakeCluster:
         elif prefix == "osd crush weight-set rm":
             pool = next(p for p in self.pools.values() if p["pool_name"] == cmd["pool"])
             self.weight_sets.discard(pool["pool"])
+        elif prefix == "osd crush rule rm":
+            self.rules.pop(cmd["name"], None)
         elif prefix == "osd stat":
             return 0, json.dumps({"epoch": self.epoch}).encode(), ""  # reads, changes nothing
         else:

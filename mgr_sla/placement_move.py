@@ -122,7 +122,15 @@ def restore_rule(mon: MonCall, name: str, role: PoolRole, view: ClusterView, rul
     if not rule_now.startswith("sla_"):
         return Released([])
     if not role.original_rule:
-        return Released([f"crush_rule left on {rule_now} (no original rule recorded)"])
+        if rule_now != RULE_SHARED:
+            return Released([f"crush_rule left on {rule_now} (no original rule recorded)"])
+        # sla_shared without its weight set would spread the pool over every
+        # class: the isolated rule is where sla found it
+        gate = set_pool(mon, name, "crush_rule", RULE_ISOLATED_NORMAL)
+        if gate is not None:
+            return Released([], gate.detail)
+        return Released([f"crush_rule {rule_now} -> {RULE_ISOLATED_NORMAL} (no original "
+                         "rule recorded)"])
     if role.original_rule not in view.rules:
         return Released([], f"its original rule {role.original_rule} no longer exists: "
                             f"'ceph osd pool set {name} crush_rule <rule>' first")

@@ -181,8 +181,23 @@ class PoolCommands:
             balancer = self._release_balancer()
             if balancer:
                 report["balancer"] = [balancer]
+            rules = self._remove_unused_rules()
+            if rules:
+                report["crush rules"] = rules
             text = "".join(f"{name}: {'; '.join(steps)}\n" for name, steps in report.items())
             return reply(fmt, {"released": report}, text or "no managed pools\n")
+
+    def _remove_unused_rules(self) -> list[str]:
+        """The sla CRUSH rules no pool uses any more: released, the cluster has
+        the rules it had before sla ('ceph sla rules apply' brings them back)."""
+        view = self._maps.fresh_view()
+        used = {p.rule_id for p in view.pools.values()}
+        done = []
+        for name, rule_id in sorted(view.rules.items()):
+            if name.startswith("sla_") and rule_id not in used:
+                rc, _, err = self._mon({"prefix": "osd crush rule rm", "name": name})
+                done.append(f"{name} removed" if rc == 0 else f"{name} kept: {err.strip()}")
+        return done
 
     def _release_one(self, pool_id: int, role: PoolRole, view: ClusterView) -> Any:
         urgent = view.osds_of_class(self._settings().urgent_class)

@@ -148,6 +148,10 @@ def test_pool_rm_and_release_undo_what_sla_did(cluster: FakeCluster) -> None:
     assert out.retval == 0, out
     assert not cluster.upmaps and 2 not in cluster.weight_sets
     assert json.loads(m.cmd_status(format=_fmt("json")).stdout)["pools"] == []
+    # the sla rules no pool uses are gone; the ones a pool still uses stay
+    assert set(cluster.rules) == {"replicated_rule", "sla_isolated_normal",
+                                  "sla_isolated_urgent"}
+    assert "sla_shared removed" in out.stdout
 
 
 def test_erasure_coded_pool_is_refused_naming_erasure_coding(cluster: FakeCluster) -> None:
