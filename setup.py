@@ -3,9 +3,10 @@ from setuptools import find_packages, setup
 
 setup(
     name="ceph-sla",
-    version="0.1.0",
+    version="0.9.0",
     description="ceph-mgr module and CRUSH rule generator that keep urgent clients' latency",
     packages=find_packages(include=["crush_rules", "crush_rules.*", "mgr_sla", "mgr_sla.*"]),
     python_requires=">=3.9",
+    license="LGPL-2.1-or-later",
     entry_points={"console_scripts": ["sla-crush = crush_rules.cli:main"]},
 )

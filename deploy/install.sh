@@ -20,7 +20,7 @@ MODULE_NAME=sla
 MARKER=.ceph-sla-installed  # uninstall removes only a directory carrying it
 MGR_PYTHON=${MGR_PYTHON:-/usr/bin/python3}  # the interpreter ceph-mgr embeds
 MIN_MAJOR=16
-MIN_PYTHON=3.9  # Ceph's EL9 images embed python3.9
+MIN_PYTHON=3.9  # Ceph's CentOS Stream 9 images embed python3.9
 CEPHADM_DEFAULT_DIR=/opt/ceph-sla
 
 module_path=""
@@ -28,6 +28,7 @@ dry_run=0
 uninstall=0
 force=0
 cephadm_spec=0
+show_version=0
 
 usage() {
     cat <<EOF
@@ -39,6 +40,7 @@ Usage: $PROG [options]
   --uninstall        remove DIR/$MODULE_NAME (only if this script installed it)
   --force            install over / remove a $MODULE_NAME directory this script did
                      not create; install although the Ceph release is unknown
+  --version          print the ceph-sla version of the source tree and exit
   --cephadm-spec     print a cephadm mgr service spec that bind-mounts DIR/$MODULE_NAME
                      (DIR from --module-path, default $CEPHADM_DEFAULT_DIR) into the
                      mgr containers; install there first with --module-path DIR
@@ -70,6 +72,7 @@ while (($#)); do
         --uninstall) uninstall=1; shift ;;
         --force) force=1; shift ;;
         --cephadm-spec) cephadm_spec=1; shift ;;
+        --version) show_version=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) usage >&2; die "unknown argument: $1" ;;
     esac
@@ -227,6 +230,13 @@ EOF
 }
 
 main() {
+    if ((show_version)); then
+        local v
+        v=$(version)
+        [[ -n $v ]] || die "no version in $SRC/setup.py"
+        echo "ceph-sla $v"
+        return
+    fi
     if ((cephadm_spec)); then
         ((!uninstall)) || die "--cephadm-spec and --uninstall do not go together"
         print_cephadm_spec
@@ -241,11 +251,16 @@ main() {
         do_uninstall "$dest"
         cat <<EOF
 
-Next steps (on a node with the admin keyring):
-  ceph mgr module disable $MODULE_NAME   # before removing it from every mgr host
-  ceph mgr fail                  # the running mgr forgets the module
-Pools keep the CRUSH rule they have now; set them back with
-  ceph osd pool set <pool> crush_rule <rule>
+Removing the files is the last step of uninstalling. Before it, on a node with
+the admin keyring (docs/install.md#uninstalling):
+  ceph sla release                # FIRST: every managed pool back on its own rule,
+                                  # the module's upmap entries and weight sets removed
+  ceph mgr module disable $MODULE_NAME
+  ceph osd crush rule ls | grep '^sla_' | xargs -r -n1 ceph osd crush rule rm
+  ceph config dump | grep -o 'mgr/sla/[a-z_]*' | sort -u | xargs -r -n1 ceph config rm mgr
+  ceph config-key ls | grep -o '"mgr/sla/[^"]*"' | tr -d '"' | xargs -r -n1 ceph config-key rm
+A mgr that is running keeps the module it loaded until it restarts, so if you
+have not run them yet, run them now, then remove the files on every mgr host.
 EOF
         return
     fi
@@ -256,12 +271,17 @@ EOF
     do_install "$dest"
     cat <<EOF
 
-Next steps (on a node with the admin keyring; install on every mgr host first):
-  ceph mgr fail                   # a running mgr only sees new modules after a restart/failover
-  ceph mgr module enable $MODULE_NAME
-  ceph sla rules apply            # create the sla_* CRUSH rules
-  ceph sla status
+Next steps:
+  1. install on every mgr host, then restart every mgr: a mgr reads its module
+     directory when it starts, and the monitors refuse to enable a module that
+     any mgr, standbys included, lacks:
+       systemctl restart ceph-mgr.target
+  2. on a node with the admin keyring:
+       ceph mgr module enable $MODULE_NAME
+       ceph sla rules apply       # create the sla_* CRUSH rules
+       ceph sla status
 Metrics: http://<active mgr>:9284/metrics (mgr/sla/metrics_port); see docs/observability.md.
+Undo: 'ceph sla release' first, then the steps of docs/install.md#uninstalling.
 EOF
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
 import shutil
@@ -16,9 +17,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PROM = ROOT / "deploy" / "prometheus"
 RULES = PROM / "ceph-sla-alerts.yml"
-RULE_TESTS = PROM / "ceph-sla-alerts.test.yml"
-# The rules before issue 15, a fixture of RULE_TESTS only (never loaded by Prometheus).
-OLD_RULES = PROM / "ceph-sla-alerts.old.yml"
+# The fixtures live outside deploy/prometheus/, so that a `*.yml` glob in a
+# Prometheus rule_files there loads the real rules only.
+FIXTURES = ROOT / "tests" / "unit" / "data" / "prometheus"
+RULE_TESTS = FIXTURES / "ceph-sla-alerts.test.yml"
+# Earlier versions of two rules, a fixture of RULE_TESTS only.
+OLD_RULES = FIXTURES / "ceph-sla-alerts.old.yml"
 ALERTS = (
     "SLAModeFlapping",
     "SLAUrgentHighNotIsolated",
@@ -69,8 +73,38 @@ def test_promtool_check_rules() -> None:
 
 @needs_promtool
 def test_promtool_test_rules() -> None:
-    res = promtool("test", "rules", str(RULE_TESTS))
+    res = promtool("test", "rules", RULE_TESTS.name, cwd=FIXTURES)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_rule_tests_load_the_shipped_rules() -> None:
+    """The promtool tests run against deploy/prometheus/ceph-sla-alerts.yml itself."""
+    files = _rule_tests()["rule_files"]
+    assert (FIXTURES / files[0]).resolve() == RULES
+    assert (FIXTURES / files[1]).resolve() == OLD_RULES
+
+
+def test_a_glob_over_the_deploy_directory_loads_only_the_rules() -> None:
+    """deploy/prometheus/*.yml is the rule file alone: no test file, fixture or
+    scrape fragment that a `rule_files: [.../*.yml]` glob would also load."""
+    yaml = pytest.importorskip("yaml")
+    paths = sorted([*PROM.glob("*.yml"), *PROM.glob("*.yaml")])
+    assert paths == [RULES]
+    for path in paths:
+        doc = yaml.safe_load(path.read_text())
+        assert set(doc) == {"groups"}, (path.name, sorted(doc))
+        alerts = [r["alert"] for g in doc["groups"] for r in g["rules"]]
+        assert alerts == list(ALERTS), path.name
+
+
+def _mutated_run(tmp_path: Path, doc: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    """promtool's tests of RULE_TESTS against a changed copy of the rules."""
+    yaml = pytest.importorskip("yaml")
+    (tmp_path / RULES.name).write_text(yaml.safe_dump(doc))
+    tests = _rule_tests()
+    tests["rule_files"] = [str(tmp_path / RULES.name), str(OLD_RULES)]
+    (tmp_path / RULE_TESTS.name).write_text(yaml.safe_dump(tests, sort_keys=False))
+    return promtool("test", "rules", RULE_TESTS.name, cwd=tmp_path)
 
 
 def _rules(path: Path = RULES) -> list[dict[str, Any]]:
@@ -178,10 +212,7 @@ def test_rule_tests_catch_a_broken_alert(tmp_path: Path, alert: str, mutant: str
         for rule in group["rules"]:
             if rule["alert"] == alert:
                 rule["expr"] = mutant
-    (tmp_path / RULES.name).write_text(yaml.safe_dump(doc))
-    shutil.copy(RULE_TESTS, tmp_path / RULE_TESTS.name)
-    shutil.copy(OLD_RULES, tmp_path / OLD_RULES.name)
-    res = promtool("test", "rules", RULE_TESTS.name, cwd=tmp_path)
+    res = _mutated_run(tmp_path, doc)
     assert res.returncode != 0, f"{alert} as {mutant!r} still passes:\n{res.stdout}"
     assert alert in res.stdout + res.stderr
 
@@ -206,10 +237,7 @@ def test_rule_tests_catch_an_alert_that_ignores_dry_run_or_off(
             if rule["alert"] == alert:
                 assert clause in rule["expr"]
                 rule["expr"] = rule["expr"].replace(clause, "")
-    (tmp_path / RULES.name).write_text(yaml.safe_dump(doc))
-    shutil.copy(RULE_TESTS, tmp_path / RULE_TESTS.name)
-    shutil.copy(OLD_RULES, tmp_path / OLD_RULES.name)
-    res = promtool("test", "rules", RULE_TESTS.name, cwd=tmp_path)
+    res = _mutated_run(tmp_path, doc)
     assert res.returncode != 0, f"{alert} without {clause!r} still passes:\n{res.stdout}"
 
 
@@ -222,8 +250,45 @@ def test_docs_explain_every_alert() -> None:
 @needs_promtool
 def test_scrape_fragment_is_valid_config(tmp_path: Path) -> None:
     # The fragment names /etc/prometheus/...; point it at the repo's copy.
-    text = (PROM / "scrape-ceph-sla.yml").read_text()
+    text = (PROM / "scrape" / "scrape-ceph-sla.yml").read_text()
     text = text.replace("/etc/prometheus/ceph-sla-alerts.yml", str(RULES))
     (tmp_path / "prometheus.yml").write_text(text)
     res = promtool("check", "config", str(tmp_path / "prometheus.yml"))
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def _default_dwell_secs() -> float:
+    """min_dwell_secs' default, read from mgr_sla/settings.py (the Settings field)."""
+    tree = ast.parse((ROOT / "mgr_sla" / "settings.py").read_text())
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                and node.target.id == "min_dwell_secs" and node.value is not None):
+            return float(ast.literal_eval(node.value))
+    raise AssertionError("no min_dwell_secs default in mgr_sla/settings.py")
+
+
+def test_mode_flapping_fires_on_switches_the_default_dwell_allows() -> None:
+    """The firing case switches no faster than the module can at its default
+    dwell: each share comes at least min_dwell_secs after the isolation before
+    it (isolation itself is immediate). An alert that needs faster switching
+    could never fire with the defaults."""
+    dwell = _default_dwell_secs()
+    case = next(c for c in _rule_tests()["tests"]
+                if c["name"].startswith("flapping fires at 5 switches"))
+    step = _duration_secs(case["interval"])
+    [series] = case["input_series"]
+    values = [int(v) for v in series["values"].split()]
+    times = [i * step for i in range(1, len(values))
+             for _ in range(values[i] - values[i - 1])]
+    assert len(times) == 5
+    # switches alternate isolate, share, isolate, ...: every isolate -> share gap
+    shares = [b - a for a, b in zip(times[0::2], times[1::2])]
+    assert shares and all(gap >= dwell for gap in shares), (shares, dwell)
+    rule = next(r for r in _rules() if r["alert"] == "SLAModeFlapping")
+    window = _duration_secs(re.search(r"\[(\w+)\]", rule["expr"]).group(1))  # type: ignore[union-attr]
+    assert times[-1] - times[0] <= window
+
+
+def _duration_secs(text: str) -> float:
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    return sum(float(n) * units[u] for n, u in re.findall(r"(\d+)([smhd])", text))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -92,9 +93,13 @@ def test_install_layout_idempotence_and_uninstall(tmp_path: Path, source: Path) 
     mode = stat.S_IMODE((dest / "module.py").stat().st_mode)
     assert mode & 0o044 == 0o044  # the ceph user must be able to read it
     assert "Ceph release: 18 (reef)" in res.stdout
-    for cmd in ("ceph mgr module enable sla", "ceph sla rules apply", "ceph sla status",
-                "ceph mgr fail"):
-        assert cmd in res.stdout
+    # Every mgr must be restarted before enable: the monitors refuse a module a
+    # standby lacks, and `ceph mgr fail` restarts the active one only.
+    steps = ["systemctl restart ceph-mgr.target", "ceph mgr module enable sla",
+             "ceph sla rules apply", "ceph sla status"]
+    assert [res.stdout.index(step) for step in steps] == sorted(
+        res.stdout.index(step) for step in steps)
+    assert "ceph mgr fail" not in res.stdout
     first = tree(mp)
 
     run(tmp_path, "--module-path", str(mp), "--source", str(source))
@@ -108,8 +113,58 @@ def test_install_layout_idempotence_and_uninstall(tmp_path: Path, source: Path) 
 
     res = run(tmp_path, "--uninstall", "--module-path", str(mp))
     assert not dest.exists() and (mp / "balancer").is_dir()
+    assert_uninstall_steps(res.stdout)
     res = run(tmp_path, "--uninstall", "--module-path", str(mp))
     assert "nothing to uninstall" in res.stdout
+
+
+def assert_uninstall_steps(text: str) -> None:
+    """`ceph sla release` first (the pools go back while the module runs), then
+    disable, then the rules, options and store keys: the order of install.md."""
+    steps = ["ceph sla release", "ceph mgr module disable sla", "ceph osd crush rule rm",
+             "ceph config rm mgr", "ceph config-key rm"]
+    where = [text.find(step) for step in steps]
+    assert -1 not in where and where == sorted(where), text
+    assert "crush_rule <rule>" not in text  # the old advice that stranded the pools
+
+
+def test_uninstall_steps_match_install_md() -> None:
+    """install.sh prints the same cluster steps as docs/install.md#uninstalling."""
+    doc = (ROOT / "docs" / "install.md").read_text()
+    section = doc[doc.index("## Uninstalling"):]
+    block = section[section.index("```") + 3:]
+    block = block[: block.index("```")]
+    script = INSTALL.read_text().replace("$MODULE_NAME", "sla")
+    commands = [line.strip() for line in block.splitlines()
+                if line.strip().startswith("ceph ")]
+    assert commands[0] == "ceph sla release"
+    for command in commands:
+        assert command in script, command
+    assert_uninstall_steps(block)
+
+
+def test_readme_undo_is_release_first_and_matches_install_md() -> None:
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## How to undo it"):]
+    block = section[section.index("```") + 3:]
+    block = block[: block.index("```")]
+    assert_uninstall_steps(block)
+    doc = (ROOT / "docs" / "install.md").read_text()
+    for line in block.splitlines():
+        command = line.split("#")[0].strip()
+        if command.startswith("ceph "):
+            assert command in doc, command
+
+
+def test_version_is_printed_and_matches_the_module(tmp_path: Path) -> None:
+    res = run(tmp_path, "--version")
+    version = re.search(r'version="([^"]+)"', (ROOT / "setup.py").read_text())
+    assert version is not None and res.stdout.strip() == f"ceph-sla {version.group(1)}"
+    init = (ROOT / "mgr_sla" / "__init__.py").read_text()
+    module = re.search(r'^__version__ = "([^"]+)"', init, re.MULTILINE)
+    if module is None:
+        pytest.skip("mgr_sla/__init__.py has no __version__ yet")
+    assert module.group(1) == version.group(1), "setup.py and mgr_sla.__version__ differ"
 
 
 def test_dry_run_changes_nothing(tmp_path: Path, source: Path) -> None:
@@ -253,17 +308,51 @@ def test_osd_specs_parse_with_cephs_spec_parser(name: str) -> None:
 
 def test_containerfile_installs_module_like_install_sh() -> None:
     text = (ROOT / "deploy" / "cephadm" / "Containerfile").read_text()
-    assert "ARG CEPH_IMAGE=quay.io/ceph/ceph:v20" in text
+    assert re.search(r"^ARG CEPH_IMAGE=quay\.io/ceph/ceph:v\d+\.\d+\.\d+$", text, re.MULTILINE)
     assert "ARG MIN_PYTHON=3.9" in text
     assert "FROM ${CEPH_IMAGE}" in text
     assert "COPY mgr_sla/ /usr/share/ceph/mgr/sla/" in text
     assert "COPY crush_rules/ /usr/share/ceph/mgr/sla/crush_rules/" in text
 
 
-def test_rook_cephcluster_enables_sla() -> None:
-    [doc] = _yaml_docs(ROOT / "deploy" / "rook" / "cephcluster-sla.yaml")
+def test_rook_cephcluster_patch_leaves_the_module_list_alone() -> None:
+    """A merge patch replaces a list whole: the CephCluster patch must not carry
+    spec.mgr.modules (it would drop the modules enabled there), and says that
+    its image change restarts every daemon."""
+    path = ROOT / "deploy" / "rook" / "cephcluster-sla.yaml"
+    [doc] = _yaml_docs(path)
     assert doc["kind"] == "CephCluster"
     assert doc["spec"]["cephVersion"]["image"]
-    assert {"name": "sla", "enabled": True} in doc["spec"]["mgr"]["modules"]
+    assert "mgr" not in doc["spec"]
+    assert "restart" in path.read_text() and "EVERY" in path.read_text()
     kinds = [d["kind"] for d in _yaml_docs(ROOT / "deploy" / "rook" / "sla-metrics-monitor.yaml")]
     assert kinds == ["Service", "ServiceMonitor"]
+
+
+def test_rook_module_patch_appends_sla() -> None:
+    patch = json.loads((ROOT / "deploy" / "rook" / "enable-sla-module.json").read_text())
+    assert patch == [{"op": "add", "path": "/spec/mgr/modules/-",
+                      "value": {"name": "sla", "enabled": True}}]
+    # The same patch applied to a CephCluster with modules keeps them all.
+    modules = [{"name": "pg_autoscaler", "enabled": True}, {"name": "rook", "enabled": True}]
+    after = [*modules, patch[0]["value"]]
+    assert after[: len(modules)] == modules and after[-1]["name"] == "sla"
+
+
+# Every image tag the install docs and deploy files give as an example.
+_TAG = re.compile(r"(?:quay\.io/ceph/ceph|ceph/ceph-sla):(v\d[\w.]*)|CEPH_TAG=(v\d[\w.]*)")
+
+
+def test_image_tags_agree_across_docs_and_deploy_files() -> None:
+    """The image built is the image used: one example tag everywhere."""
+    files = [ROOT / "docs" / "install.md", ROOT / "deploy" / "cephadm" / "Containerfile",
+             ROOT / "deploy" / "rook" / "cephcluster-sla.yaml"]
+    tags = {}
+    for path in files:
+        found = {a or b for a, b in _TAG.findall(path.read_text())}
+        assert found, path
+        tags[path.name] = found
+    assert len(set().union(*tags.values())) == 1, tags
+    # the docs' commands use the one variable, so build and use cannot drift
+    doc = (ROOT / "docs" / "install.md").read_text()
+    assert "ceph-sla:$CEPH_TAG" in doc and "ceph/ceph:$CEPH_TAG" in doc
