@@ -62,15 +62,14 @@ def test_primary_affinity_changes_no_plan(shared: Cluster) -> None:
     try:
         for osd in hdd:
             cluster.ceph("osd", "primary-affinity", f"osd.{osd}", "0")
-        epoch = _epoch(cluster)
-        _seen(cluster, epoch)
-        for _ in range(5):  # the next ticks on that epoch send nothing either
-            status = cluster.sla_status()
+        # the PGs re-peer with new primaries (Ceph may publish pg_temp epochs
+        # meanwhile); the module must replan nothing on any of them
+        for _ in range(10):
+            status = _seen(cluster, _epoch(cluster))
             assert next(p for p in status["pools"] if p["name"] == "normal")["upmaps"][
                 "pending"] == 0
+            assert _entries(cluster, pool) == before
             time.sleep(1)
-        assert _entries(cluster, pool) == before
-        assert _epoch(cluster) == epoch, "the module changed the map after the affinity"
     finally:
         for osd in hdd:
             cluster.ceph("osd", "primary-affinity", f"osd.{osd}", "1")
@@ -134,12 +133,12 @@ def test_a_pg_merge_in_shared_mode_ends_and_the_module_stops_sending(shared: Clu
         wait_for("the merge to 12 PGs", lambda: next(
             p for p in cluster.json("osd", "pool", "ls", "detail")
             if p["pool_name"] == "merging")["pg_num"] == 12, 300, interval=1)
+        # the merged PGs are placed again, once; then nothing is pending and
+        # the mon publishes nothing more for the pool (a loop: an epoch a second)
+        wait_for("merging placed after the merge", lambda: placed(cluster, "merging"), 180)
         cluster.wait_clean(300)
         epoch = _epoch(cluster)
-        status = _seen(cluster, epoch)
-        entry = next(p for p in status["pools"] if p["name"] == "merging")
-        assert entry["upmaps"]["pending"] == 0, entry
-        time.sleep(10)  # a settled pool: the mon publishes nothing for it
+        time.sleep(10)
         assert _epoch(cluster) - epoch <= 2, "epochs kept coming after the merge"
     finally:
         cluster.ceph_raw("sla", "pool", "rm", "merging", timeout=300)
