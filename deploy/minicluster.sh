@@ -292,7 +292,7 @@ EOF
 }
 
 # Every packaged module, plus `sla` from this checkout: ceph-mgr loads modules
-# from exactly one directory (CEPH-FACTS.md).
+# from exactly one directory (measured).
 make_module_path() {
     mkdir -p "$DIR/mgr-modules"
     local m

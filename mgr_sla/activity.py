@@ -4,7 +4,7 @@ Why our own rate: Ceph's `osd_pool_stats` client_io_rate is the mean of the
 last 6 PG-stat deltas (about 12 s of smoothing with the default 5 s
 `mgr_stats_period`). The running totals (`df` -> pools -> stats -> rd, wr)
 move as soon as one OSD reports, so a rate over a short window of those
-totals crosses a threshold seconds earlier (CEPH-FACTS.md: totals moved after
+totals crosses a threshold seconds earlier (measured: totals moved after
 about 3.5 s, the smoothed rate passed 100 after 5.4 s).
 """
 from __future__ import annotations
@@ -76,7 +76,7 @@ class PoolRates:
         the newest at or before it: the rate is the ops that arrived in the
         last window over the window. Dividing by the base's age instead (up
         to a window plus a tick) made a load's first report decay by a sixth
-        a tick until the next report, and the sustain time restart (issue 20).
+        a tick until the next report, and the sustain time restart.
         """
         history = self._samples.get(pool_id)
         if not history or len(history) < 2:
@@ -102,7 +102,7 @@ class PoolRates:
 # MMgrReport, and the mgr folds them in as each report arrives; the pool
 # totals of `df` move only when the mgr applies its pending PG stats, once per
 # mgr_stats_period at its own phase, which can add a whole period to the
-# reaction (issue 20: 11 s instead of 3-5 s).
+# reaction (measured: 11 s instead of 3-5 s).
 PERF_QUERY: dict[str, Any] = {
     "key_descriptor": [{"type": "pool_id", "regex": "^(.*)$"}],
     "performance_counter_descriptors": ["write_ops", "read_ops", "write_latency",

@@ -168,7 +168,7 @@ def pgs_acting_on(pg_stats: Iterable[Mapping[str, Any]], pool_ids: Iterable[int]
 
     Acting, not up: after a rule change the old OSDs keep serving through
     pg_temp until backfill ends, so isolation is real only once acting
-    sets have left them (CEPH-FACTS.md)."""
+    sets have left them (docs/known-issues.md)."""
     wanted = {str(p) for p in pool_ids}
     count = 0
     for pg in pg_stats:

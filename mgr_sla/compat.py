@@ -1,7 +1,7 @@
 """The one place that knows which Ceph release the module runs on.
 
 Pacific..Squid declare commands with the global `CLIReadCommand` /
-`CLIWriteCommand` decorators. Tentacle removed those (CEPH-FACTS.md) and
+`CLIWriteCommand` decorators. Tentacle removed those (its mgr_module.py) and
 gives each module its own registry: `X = CLICommandBase.make_registry_subtype(
 'X')`, `CLICommand = X` on the module class, `@X.Read(...)` for reads and
 `@X.Write(...)` (or `@X(...)`) for writes. `read_command` / `write_command` / `COMMAND_REGISTRY`

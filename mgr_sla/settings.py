@@ -29,7 +29,7 @@ class Settings:
     interval_secs: float = 1.0
     # 0: every OSD report already averages the ops over mgr_stats_period (the
     # rate window), so a sustain below that window filters no spike and only
-    # adds its length to the reaction (issue 20)
+    # adds its length to the reaction
     sustain_secs: float = 0.0
     rate_window_secs: float = 5.0
     max_misplaced_ratio: float = -1.0

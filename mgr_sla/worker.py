@@ -60,7 +60,7 @@ class BatchSender:
     the tick goes on deciding meanwhile: a batch of upmap entries takes a mon
     commit per round of `parallel` commands (seconds for a few hundred), and
     while the tick waited for it an urgent load that arrived right after a
-    switch to shared was seen only once the batch was through (issue 20:
+    switch to shared was seen only once the batch was through (measured:
     4.3 s instead of about 1 s). `cancel` stops a batch between rounds."""
 
     def __init__(self, send: Callable[[Any], Any], parallel: int,

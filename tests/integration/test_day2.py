@@ -1,4 +1,4 @@
-"""Day 2 on a real cluster (issue 15): an EC pool refused, a custom-rule pool
+"""Day 2 on a real cluster: an EC pool refused, a custom-rule pool
 given back its rule, isolation despite inactive PGs elsewhere, flags that hold
 the switch to shared and say so, and `ceph sla off|on`."""
 from __future__ import annotations

@@ -221,7 +221,7 @@ def test_mgr_failover_keeps_the_mode_without_a_switch(cluster: Cluster, sla: Obj
 
 def test_a_mgr_with_the_mon_address_only_on_its_command_line_still_acts(
         cluster: Cluster, sla: Objects) -> None:
-    """Rook's way (issue 14): `--mon-host` on the mgr's command line, no `mon host`
+    """Rook's way: `--mon-host` on the mgr's command line, no `mon host`
     in its conf. Every mon command of the module goes through its own librados
     handle, so rules apply and both switches still work."""
     if cluster.release == "reef":
