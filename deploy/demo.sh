@@ -83,6 +83,10 @@ say "No urgent client: after the dwell the normal pool shares all OSDs"
 wait_mode shared 120
 wait_clean
 ceph sla status
+echo "pool 'normal' (copy strategy): $(ceph osd pool get normal size): one more copy, on an ssd OSD"
+
+say "What the next switch costs, per strategy"
+ceph sla plan
 
 say "An urgent client starts (rados bench on pool 'urgent'): the module isolates"
 t0=$(date +%s%N)
@@ -91,6 +95,12 @@ BENCH_PID=$!
 wait_mode isolated 60
 tenths=$((($(date +%s%N) - t0) / 100000000))
 echo "reaction: isolated $((tenths / 10)).$((tenths % 10)) s after the urgent load started"
+deadline=$(($(date +%s) + 30))
+until ceph osd pool get normal size | grep -q "size: 3"; do
+    [ "$(date +%s)" -lt "$deadline" ] || { echo "demo: pool 'normal' not back to size 3" >&2; exit 1; }
+    sleep 0.2
+done
+echo "pool 'normal': size 3: the ssd copy dropped at peering, nothing copied back"
 ceph sla status
 
 say "The urgent client stops: after 15 s below the low threshold, shared again"
