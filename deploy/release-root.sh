@@ -10,7 +10,7 @@
 # py39 = Debian bullseye (python3.9 3.9.2, no Ceph).
 # DIR defaults to $SLA_ROOT_CACHE or /var/cache/ceph-sla/roots. The mirror is
 # the one the host's apt uses ($SLA_DEBIAN_MIRROR overrides). See
-# docs/releases-notes.md for running daemons from a root. `ensure` needs root.
+# docs/release-roots.md for running daemons from a root. `ensure` needs root.
 set -euo pipefail
 
 PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common ceph-base python3-prometheus-client)

@@ -56,7 +56,7 @@ def mon_command(module: Any, cmd: dict[str, Any]) -> tuple[int, str, str]:
 
     Reef's `MgrModule.mon_command` segfaulted the mgr after a few to a
     thousand calls in our runs, while `module.rados.mon_command` did not
-    (docs/releases-notes.md); librados behaves the same on every release."""
+    (docs/release-roots.md); librados behaves the same on every release."""
     rc, out, err = module.rados.mon_command(json.dumps(cmd), b"", timeout=30)
     return int(rc), out.decode("utf-8", "replace"), str(err)
 

@@ -265,9 +265,12 @@ class TickRunner:
         classes = {settings.normal_class, settings.urgent_class}
         missing = tuple(r for r in rules_needed(state) if r not in view.rules)
         unverified = None
-        if not missing and self._normal_pools(state):
-            move = [p for p, r in state.roles.items()
-                    if r.role is Role.NORMAL and r.strategy is Strategy.MOVE]
+        move = [p for p, r in state.roles.items()
+                if r.role is Role.NORMAL and r.strategy is Strategy.MOVE]
+        # the weight sets (R4/R5) serve the move pools only; a copy rule was
+        # verified on its pool's PGs when `pool set` installed it, and carries
+        # no weights to drift
+        if not missing and move:
             unverified = self._rules.unverified_reason(
                 view, move, self._rules.options(settings, state, view))
         return ClusterHealth(
