@@ -245,9 +245,11 @@ def test_a_mgr_with_the_mon_address_only_on_its_command_line_still_acts(
 
 def test_plan_tells_what_the_next_switch_moves(cluster: Cluster, sla: Objects) -> None:
     wait_mode(cluster, "shared", DWELL + 120)
-    # bytes come from the PG stats, which trail fresh writes by a report
-    plan = wait_for("a plan with the PGs' bytes", lambda: (
-        p := cluster.json("sla", "plan", timeout=120))["bytes"] > 0 and p, 60)
+    # bytes come from the PG stats, which trail fresh writes by a report, and
+    # the costs from `df`, which the module reads every 30 s
+    plan = wait_for("a plan with the PGs' bytes and their costs", lambda: (
+        p := cluster.json("sla", "plan", timeout=120))["bytes"] > 0
+        and p["costs"] and p["costs"][0]["costs"]["move"]["bytes_to_isolated"] > 0 and p, 90)
     assert plan["to_mode"] == "isolated"
     (pool,) = plan["pools"]
     assert pool["pool"] == "normal" and pool["pgs"] == 32 and pool["strategy"] == "move"
