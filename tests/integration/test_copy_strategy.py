@@ -147,7 +147,7 @@ def test_copy_isolation_does_not_wait_for_the_data(copy_pool: Cluster) -> None:
     classes = _classes(cluster)
     urgent = {o for o, c in classes.items() if c == "ssd"}
     rounds = []
-    for megabytes in (32, 256):
+    for megabytes in (16, 128):
         _write(cluster, megabytes, f"fill{megabytes}")
         _shared_and_placed(cluster, pool_id, urgent)
         result = _isolate_under_load(cluster, pool_id, urgent)
