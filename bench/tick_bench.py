@@ -220,9 +220,9 @@ def timed(fn: Any) -> float:
 
 def run(osds: int, pools: int, pgs: int, quiet_ticks: int, epoch_ticks: int) -> dict[str, Any]:
     install_fake_mgr_module()
+    from mgr_sla.commands_io import OutputFormat
     from mgr_sla.metrics import PROMETHEUS_CLIENT_AVAILABLE, collect_families
-    from mgr_sla.module import OutputFormat, SwitchTracking
-    from mgr_sla.state import Role, SwitchRecord
+    from mgr_sla.state import Role, Strategy, SwitchRecord
 
     built = time.perf_counter()
     cluster = ScaledCluster(osds, pools, pgs)
@@ -231,15 +231,15 @@ def run(osds: int, pools: int, pgs: int, quiet_ticks: int, epoch_ticks: int) -> 
     store: dict[str, str] = {}
     m = make_module(cluster, store, {"min_dwell_secs": 0, "sustain_secs": 0})  # type: ignore[arg-type]
     m.get_osdmap = cluster.osdmap
-    m._verifier._check = lambda options: None  # crushtool on a fake map: not what is measured
+    m._rules.replace_check(lambda options: None)  # crushtool on a fake map: not measured
     assert m.cmd_pool_set("fast", role=Role.URGENT).retval == 0
-    assert m.cmd_pool_set("bulk", role=Role.NORMAL).retval == 0
+    assert m.cmd_pool_set("bulk", role=Role.NORMAL, strategy=Strategy.MOVE).retval == 0
     # warm up: the switch to shared and the upmap placement of pool 1
     first_epoch_tick = None
     for _ in range(1000):  # UPMAP_BATCH entries a tick: 7,500 entries take 30 ticks
         ms = timed(m.tick)
-        m._verifier.wait(10)
-        m._upmap_sender.wait(60)  # the batch goes out on its own thread
+        m._rules.wait(10)
+        m._placement.upmap.sender.wait(60)  # the batch goes out on its own thread
         first_epoch_tick = first_epoch_tick or ms
         status = m._status_snapshot()
         bulk = next(p for p in status["pools"] if p["pool_id"] == 1)
@@ -266,14 +266,16 @@ def run(osds: int, pools: int, pgs: int, quiet_ticks: int, epoch_ticks: int) -> 
         epoch.append(timed(m.tick))
 
     # the PG scan of a switch being watched (pg_stats of the managed pools)
-    state = m._require_state()
-    view = m._maps.view
-    record = SwitchRecord(time.time(), "shared", "isolated", "bench", epoch=0, pgs_moved=0)
+    state = m._store.state()
+    tracker = m._tracker
+    normal = sorted(p for p, r in state.roles.items() if r.role is Role.NORMAL)
+    urgent: frozenset[int] = frozenset()
     scans = []
     for _ in range(max(5, epoch_ticks)):
-        m._tracking = SwitchTracking(record, time.time(), {}, "bench", True)
-        scans.append(timed(lambda: m._track(state, view, time.time())))
-    m._tracking = None
+        record = SwitchRecord(time.time(), "shared", "isolated", "bench", epoch=0, pgs_moved=0)
+        tracker.start(record, {})
+        scans.append(timed(lambda: tracker.track(cluster.epoch, normal, urgent, dict, False,
+                                                 time.time())))
 
     def scrape() -> None:
         snapshot = m._status_snapshot()

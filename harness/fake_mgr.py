@@ -337,8 +337,10 @@ def make_module(cluster: FakeCluster, store: dict[str, str] | None = None,
     m.add_osd_perf_query = cluster.add_perf_query
     m.get_osd_perf_counters = cluster.perf_counters
     m.remove_osd_perf_query = cluster.perf_queries.discard
-    m.send_command = cluster.send_command
+    # a cluster without `osd bench` or a balancer (bench/tick_bench.py's) has neither
+    m.send_command = getattr(cluster, "send_command", None)
+    balancer = getattr(cluster, "balancer", {})
     m.get_module_option_ex = lambda module, key, default=None: (
-        cluster.balancer.get(key, default) if module == "balancer" else default)
+        balancer.get(key, default) if module == "balancer" else default)
     m.options = opts
     return m
