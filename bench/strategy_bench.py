@@ -1,0 +1,525 @@
+"""The two placement strategies of a normal pool, side by side on a real cluster
+with emulated HDD/SSD speeds.
+
+    python3 -m bench.strategy_bench [--smoke] [--out docs/benchmarks/strategies.json]
+                                    [--hdd-iops 150] [--ssd-iops 500]
+
+Starts its own mini cluster (8 BlueStore OSDs, 4 hosts of 1 hdd + 1 ssd), caps
+every OSD's device I/Os per second by its class (bench/emulation.py), and for
+each strategy (copy, move) and two normal data volumes 8x apart:
+
+1. fills the normal pool (4 MB objects, `rados bench write --no-cleanup`) while
+   pinned isolated, then pins `ceph sla mode shared` and waits until the shared
+   placement is complete and clean (copy: size N+1, every PG acting on one ssd
+   OSD; move: the module's entries all in place);
+2. measures normal throughput shared, with fio's rados engine: a 70 % read mix
+   (randrw, rwmixread=70), write-only (randwrite) and read-only (randread),
+   16 KB ops, 4 jobs of iodepth 2 (a closed loop: 8 ops in flight);
+3. sets `mode auto` and starts an urgent client (fio randwrite, 4 KB, on the
+   urgent pool) that crosses the threshold, and measures the time from urgent
+   load start until no PG of the normal pool acts on an ssd OSD: by the OSD
+   map itself (osdmaptool's up sets, the map's pg_temp), confirmed by PG stats
+   reported at or after that epoch (all active+clean, off ssd: a primary asks
+   for its pg_temp only after it has seen the new map); the map's first
+   isolated moment is kept too. Also the OSD map epochs of the switch, the
+   urgent client's p99 latency during the switch (its ops up to isolation)
+   and after, and whether any PG of the normal pool was degraded or
+   undersized on the way (PG stats, sampled while it switched);
+4. pins isolated once placed back and measures the same two normal loads.
+
+Run it under the cluster lock: `flock /tmp/sla-cluster.lock python3 -m bench.strategy_bench`.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.emulation import BlkioThrottle, DeviceSpeeds, EmulationError  # noqa: E402
+from bench.sla_bench import (  # noqa: E402
+    MODULE_CONFIG,
+    OSD_CONF,
+    THRESHOLD,
+    fio_json,
+    machine,
+    percentile,
+    read_lat_log,
+)
+from harness.cephcluster import Cluster, wait_for  # noqa: E402
+
+STRATEGIES = ("copy", "move")
+LOADS = {"mix70": ["--rw=randrw", "--rwmixread=70"], "write": ["--rw=randwrite"],
+         "read": ["--rw=randread"]}
+POOL = "normal"
+SIZE = 3
+
+
+@dataclass(frozen=True)
+class Plan:
+    volumes_mb: tuple[int, ...]  # normal data written before each round
+    normal_secs: int  # each throughput measurement
+    normal_jobs: int = 4  # fio jobs of the normal client
+    block_kb: int = 16
+    pg_num: int = 32
+    settle_secs: float = 5.0  # urgent load kept on after isolation
+
+
+FULL = Plan((64, 512), normal_secs=12)
+SMOKE = Plan((8, 64), normal_secs=4, settle_secs=2.0)
+
+
+# -- pure helpers (smoke-tested) ------------------------------------------------
+
+def fio_rates(report: dict[str, Any]) -> dict[str, float]:
+    """Ops/s and MB/s over all jobs of one fio JSON report, and the read share."""
+    ops = mb = reads = 0.0
+    for job in report["jobs"]:
+        secs = max(job["job_runtime"] / 1000.0, 1e-3)
+        for d in ("read", "write"):
+            ops += job[d]["total_ios"] / secs
+            mb += job[d]["io_bytes"] / secs / 1e6
+        reads += job["read"]["total_ios"] / secs
+    return {"ops_per_sec": round(ops, 1), "mb_per_sec": round(mb, 2),
+            "read_share": round(reads / ops, 3) if ops else 0.0}
+
+
+def model_gain(strategy: str, read_fraction: float, size: int, share: float) -> float | None:
+    """The module's gain model (docs/placement-strategies.md): HDD ops per client
+    op isolated over shared (None: no HDD op left, an unbounded gain)."""
+    isolated = (1 - read_fraction) * size + read_fraction
+    hdd = (1 - read_fraction) * size if strategy == "copy" else \
+        (1 - read_fraction) * size * (1 - share) + read_fraction
+    return round(isolated / hdd, 3) if hdd > 0 else None
+
+
+def acting_from_osdmaptool(text: str, pool_id: int) -> dict[str, list[int]]:
+    """pgid -> acting set from `osdmaptool --test-map-pgs-dump-all` (before pg_temp)."""
+    out: dict[str, list[int]] = {}
+    for line in text.splitlines():
+        words = line.split()
+        if words and words[0].startswith(f"{pool_id}.") and "up" in line:
+            # "<pgid> raw ([a,b], p) up ([a,b], p) acting ([a,b], p)"
+            sets = [part.split("]")[0] for part in line.split("[")[1:]]
+            out[words[0]] = [int(o) for o in sets[-1].split(",") if o]
+    return out
+
+
+# -- the cluster ------------------------------------------------------------------
+
+class StrategyBench:
+    def __init__(self, cluster: Cluster, plan: Plan, workdir: Path) -> None:
+        self.c, self.plan, self.workdir = cluster, plan, workdir
+        self.classes = {d["id"]: d["class"]
+                        for d in cluster.json("osd", "crush", "dump")["devices"]}
+        self.ssd = {o for o, cls in self.classes.items() if cls == "ssd"}
+
+    # the map
+
+    def pool(self) -> dict[str, Any]:
+        return next(p for p in self.c.json("osd", "pool", "ls", "detail")
+                    if p["pool_name"] == POOL)
+
+    def acting(self, pool_id: int) -> tuple[int, int, dict[str, list[int]]]:
+        """(epoch, pool size, pgid -> acting set) from one OSD map: CRUSH and
+        upmaps through osdmaptool, then the map's pg_temp where it has one."""
+        mapfile = self.workdir / "strategy.osdmap"
+        dump = self.c.json("osd", "dump")
+        epoch = int(dump["epoch"])
+        self.c.ceph("osd", "getmap", str(epoch), "-o", str(mapfile))
+        text = subprocess.run(self.c.tool("osdmaptool", str(mapfile), "--test-map-pgs-dump-all",
+                                          "--pool", str(pool_id)),
+                              capture_output=True, text=True, check=True, timeout=60).stdout
+        temp = {t["pgid"]: t["osds"] for t in dump.get("pg_temp", [])}
+        size = next(int(p["size"]) for p in dump["pools"] if p["pool"] == pool_id)
+        up = acting_from_osdmaptool(text, pool_id)
+        return epoch, size, {pg: temp.get(pg, osds) for pg, osds in up.items()}
+
+    def on_ssd(self, acting: dict[str, list[int]]) -> int:
+        return sum(1 for a in acting.values() if set(a) & self.ssd)
+
+    def pg_stats(self) -> list[dict[str, Any]]:
+        dump = self.c.json("pg", "ls-by-pool", POOL)
+        return list(dump["pg_stats"] if isinstance(dump, dict) else dump)
+
+    def wait_clean_pool(self, timeout: float) -> None:
+        def clean() -> bool:
+            bad = [p["state"] for p in self.pg_stats() if p["state"] != "active+clean"]
+            if bad:
+                raise RuntimeError(f"{len(bad)} PGs not clean: {sorted(set(bad))[:4]}")
+            return True
+        wait_for("the normal pool active+clean", clean, timeout)
+        self.c.wait_clean(timeout)
+
+    def wait_shared(self, strategy: str, pool_id: int, timeout: float) -> dict[str, Any]:
+        """Shared placement complete: copy, size N+1 and every PG acting on one
+        ssd OSD; move, the module's entries in place and PGs acting on ssd."""
+        def placed() -> bool:
+            entry = next(p for p in self.c.sla_status()["pools"] if p["name"] == POOL)
+            _, size, acting = self.acting(pool_id)
+            if strategy == "copy":
+                ok = size == SIZE + 1 and all(len(a) == SIZE + 1 and len(set(a) & self.ssd) == 1
+                                              for a in acting.values())
+            else:
+                up = entry.get("upmaps") or {}
+                ok = (up.get("placement") == "shared" and up.get("pending") == 0
+                      and self.on_ssd(acting) > 0)
+            if not ok:
+                raise RuntimeError(f"size {size}, {self.on_ssd(acting)}/{len(acting)} PGs "
+                                   f"acting on ssd, upmaps {entry.get('upmaps')}")
+            return True
+        wait_for(f"{strategy}: shared placement", placed, timeout, interval=1)
+        self.wait_clean_pool(timeout)
+        _, size, acting = self.acting(pool_id)
+        entry = next(p for p in self.c.sla_status()["pools"] if p["name"] == POOL)
+        share = (entry.get("upmaps") or {}).get("urgent_replica_share")
+        replicas = sum(len(a) for a in acting.values())
+        on_ssd = sum(len(set(a) & self.ssd) for a in acting.values())
+        return {"size": size, "pgs_acting_on_ssd": self.on_ssd(acting), "pgs": len(acting),
+                "replica_share_on_ssd": round(on_ssd / max(replicas, 1), 3),
+                "module_urgent_replica_share": share}
+
+    def wait_isolated(self, pool_id: int, timeout: float) -> None:
+        def isolated() -> bool:
+            _, size, acting = self.acting(pool_id)
+            if size != SIZE or self.on_ssd(acting):
+                raise RuntimeError(f"size {size}, {self.on_ssd(acting)} PGs acting on ssd")
+            return True
+        wait_for("isolated placement", isolated, timeout, interval=1)
+        self.wait_clean_pool(timeout)
+
+    # clients
+
+    def fio(self, pool: str, *args: str) -> list[str]:
+        return self.c.tool("fio", "--output-format=json", "--ioengine=rados",
+                           f"--conf={self.c.conf}", "--clientname=admin", f"--pool={pool}",
+                           *args)
+
+    def run_fio(self, args: list[str], timeout: float) -> dict[str, Any]:
+        p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+        if p.returncode != 0:
+            raise RuntimeError(f"fio failed ({p.returncode}): {p.stderr.strip()[:400]}")
+        return fio_json(p.stdout)
+
+    def normal_args(self) -> list[str]:
+        # the working set: 4 objects of 1 MB per job, written whole first so
+        # every read finds data on the device
+        return ["--name=normal", f"--numjobs={self.plan.normal_jobs}", "--nrfiles=4",
+                "--size=4M", "--iodepth=2"]
+
+    def prefill(self) -> None:
+        self.run_fio(self.fio(POOL, *self.normal_args(), "--rw=write", "--bs=1M"), 600)
+
+    def throughput(self) -> dict[str, dict[str, float]]:
+        out = {}
+        for name, rw in LOADS.items():
+            report = self.run_fio(self.fio(POOL, *self.normal_args(), *rw,
+                                           f"--bs={self.plan.block_kb}k", "--time_based",
+                                           f"--runtime={self.plan.normal_secs}"),
+                                  self.plan.normal_secs + 300)
+            out[name] = fio_rates(report)
+        return out
+
+    def fill(self, megabytes: int) -> float:
+        """Write `megabytes` to the normal pool in 4 MB objects; the seconds it took."""
+        t0 = time.monotonic()
+        subprocess.run(self.c.tool("rados", "-c", self.c.conf, "-p", POOL, "bench", "900",
+                                   "write", "-b", str(4 << 20), "-t", "4", "--no-cleanup",
+                                   "--run-name", "fill", "--max-objects",
+                                   str(max(megabytes // 4, 1))),
+                       capture_output=True, check=True, timeout=960)
+        return round(time.monotonic() - t0, 1)
+
+    # the switch
+
+    def switch_under_urgent_load(self, pool_id: int, timeout: float = 600) -> dict[str, Any]:
+        """mode auto, urgent client on: time to isolation from the map, epochs,
+        urgent latency, degraded PGs seen."""
+        epoch0, _, _ = self.acting(pool_id)
+        self.c.ceph("sla", "mode", "auto")
+        log = self.workdir / f"urgent-{time.monotonic_ns()}"
+        proc = subprocess.Popen(
+            self.fio("urgent", "--name=urgent", "--rw=randwrite", "--bs=4k", "--iodepth=8",
+                     "--nrfiles=4", "--size=4M", "--time_based", "--runtime=900",
+                     f"--write_lat_log={log}", "--log_avg_msec=0"),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        started = time.monotonic()
+        degraded: set[str] = set()
+        degraded_objects = 0
+        polls = 0
+        first_map: tuple[float, int] | None = None
+
+        def sample() -> None:
+            nonlocal degraded_objects
+            for p in self.pg_stats():
+                if "degraded" in p["state"] or "undersized" in p["state"]:
+                    degraded.add(p["pgid"])
+                degraded_objects = max(degraded_objects,
+                                       int(p["stat_sum"].get("num_objects_degraded", 0)))
+        try:
+            while True:
+                seen = time.monotonic()
+                epoch, size, acting = self.acting(pool_id)
+                polls += 1
+                if size == SIZE and acting and not self.on_ssd(acting):
+                    # The map's first isolated epoch may precede the pg_temp the
+                    # primaries ask for while they backfill (move): isolation
+                    # counts once PG stats reported at or after it are clean.
+                    if first_map is None:
+                        first_map = (seen - started, epoch)
+                    if self.stats_isolated(first_map[1]):
+                        tti, epoch_iso = seen - started, epoch
+                        break
+                else:
+                    first_map = None
+                sample()
+                if seen - started > timeout:
+                    raise RuntimeError(f"still {self.on_ssd(acting)} PGs acting on ssd "
+                                       f"after {timeout:.0f} s")
+                if proc.poll() is not None:
+                    raise RuntimeError(f"urgent fio ended early (rc {proc.returncode})")
+            settle_end = time.monotonic() + self.plan.settle_secs
+            while time.monotonic() < settle_end:
+                sample()
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=120)
+        mode = self.c.sla_status()["mode"]
+        lat: list[tuple[float, float]] = []
+        for f in sorted(log.parent.glob(f"{log.name}_lat.*.log")):
+            for line in f.read_text().splitlines():
+                fields = [x.strip() for x in line.split(",")]
+                ms = read_lat_log([line])
+                if ms and fields[0].isdigit():
+                    lat.append((int(fields[0]) / 1000.0, ms[0]))
+        for f in log.parent.glob(f"{log.name}_*.log"):
+            f.unlink()
+        during = [ms for t, ms in lat if t <= tti]
+        after = [ms for t, ms in lat if t > tti]
+        epoch_end = self.acting(pool_id)[0]
+        return {
+            "time_to_isolation_secs": round(tti, 2), "map_polls": polls,
+            "map_first_isolated_secs": round(first_map[0], 2) if first_map else None,
+            "epochs_to_isolation": epoch_iso - epoch0, "epoch_start": epoch0,
+            "degraded_pgs_seen": len(degraded), "max_degraded_objects_seen": degraded_objects,
+            "epochs_incl_settle": epoch_end - epoch0, "mode_after": mode,
+            "urgent_ops_during_switch": len(during),
+            "urgent_p50_ms_during_switch": round(percentile(during, 50), 2) if during else None,
+            "urgent_p99_ms_during_switch": round(percentile(during, 99), 2) if during else None,
+            "urgent_max_ms_during_switch": round(max(during), 2) if during else None,
+            "urgent_ops_after": len(after),
+            "urgent_p99_ms_after": round(percentile(after, 99), 2) if after else None,
+            "urgent_fio_rc": proc.returncode, "urgent_fio_report": bool(out.strip()),
+            "urgent_fio_err": err.strip()[:200] if proc.returncode not in (0, 128) else "",
+        }
+
+    def stats_isolated(self, epoch: int) -> bool:
+        """Every PG of the pool reported at or after `epoch`: active+clean, off ssd."""
+        return all(int(p.get("reported_epoch", 0)) >= epoch and p["state"] == "active+clean"
+                   and not set(p["acting"]) & self.ssd for p in self.pg_stats())
+
+    def history_record(self, since: float) -> dict[str, Any] | None:
+        for h in self.c.json("sla", "history"):
+            if h["to"] == "isolated" and h["time"] >= since:
+                return {k: h.get(k) for k in ("reason", "time_to_isolation_secs", "pgs_moved",
+                                              "replicas_moved")}
+        return None
+
+    # one round
+
+    def round(self, strategy: str, megabytes: int, say: Callable[[str], None]) -> dict[str, Any]:
+        c, t0 = self.c, time.monotonic()
+        c.ceph("sla", "mode", "isolated")
+        pool_id = c.create_pool(POOL, self.plan.pg_num, size=SIZE)
+        out = c.json("sla", "pool", "set", POOL, "normal", "--strategy", strategy, timeout=300)
+        if out.get("strategy") != strategy:
+            raise RuntimeError(f"pool set gave {out}")
+        self.wait_clean_pool(300)
+        fill_secs = self.fill(megabytes)
+        self.prefill()
+        self.wait_clean_pool(300)
+        say(f"{strategy} {megabytes} MB: filled in {fill_secs} s; to shared")
+        t1 = time.monotonic()
+        c.ceph("sla", "mode", "shared")
+        shared = self.wait_shared(strategy, pool_id, 900)
+        to_shared = round(time.monotonic() - t1, 1)
+        say(f"{strategy} {megabytes} MB: shared and clean after {to_shared} s: {shared}")
+        tput_shared = self.throughput()
+        say(f"{strategy} {megabytes} MB: shared throughput {tput_shared}")
+        wall = time.time()
+        switch = self.switch_under_urgent_load(pool_id)
+        switch["module_record"] = self.history_record(wall - 1)
+        say(f"{strategy} {megabytes} MB: switch {switch}")
+        c.ceph("sla", "mode", "isolated")
+        self.wait_isolated(pool_id, 900)
+        tput_isolated = self.throughput()
+        say(f"{strategy} {megabytes} MB: isolated throughput {tput_isolated}")
+        stats = self.pool_stats(pool_id)
+        c.ceph("sla", "pool", "rm", POOL, timeout=300)
+        c.ceph("osd", "pool", "rm", POOL, POOL, "--yes-i-really-really-mean-it")
+        share = shared["replica_share_on_ssd"] if strategy == "move" else 0.0
+        gain = {name: round(tput_shared[name]["ops_per_sec"]
+                            / max(tput_isolated[name]["ops_per_sec"], 1e-9), 3)
+                for name in LOADS}
+        model = {"mix70": model_gain(strategy, 0.7, SIZE, share),
+                 "write": model_gain(strategy, 0.0, SIZE, share),
+                 "read": model_gain(strategy, 1.0, SIZE, share)}
+        return {"strategy": strategy, "volume_mb": megabytes, "fill_secs": fill_secs,
+                "stored_bytes": stats, "to_shared_secs": to_shared, "shared_placement": shared,
+                "throughput": {"shared": tput_shared, "isolated": tput_isolated},
+                "gain_shared_over_isolated": gain, "model_gain": model, "switch": switch,
+                "round_secs": round(time.monotonic() - t0, 1)}
+
+    def pool_stats(self, pool_id: int) -> int:
+        for p in self.c.json("df")["pools"]:
+            if int(p["id"]) == pool_id:
+                return int(p["stats"].get("stored", p["stats"].get("bytes_used", 0)))
+        return 0
+
+
+@contextlib.contextmanager
+def strategy_cluster(speeds: DeviceSpeeds, plan: Plan) -> Iterator[StrategyBench]:
+    """8 BlueStore OSDs with emulated device speeds, the sla module with its
+    rules, the benchmark's timings and an urgent pool; daemons, cgroups and the
+    temp dir are gone when the block ends, however it ends."""
+    tmp = Path(tempfile.mkdtemp(prefix="sla-strategy-"))
+    try:
+        throttle = BlkioThrottle(tmp.name, tmp)
+        conf = tmp / "osd.conf"
+        conf.write_text(OSD_CONF)
+        try:
+            cluster = Cluster.up(tmp / "c", objectstore="bluestore", extra_conf=conf)
+            try:
+                pids = cluster.pids()
+                bench = StrategyBench(cluster, plan, tmp)
+                for osd, cls in bench.classes.items():
+                    throttle.limit(f"osd.{osd}", pids[f"osd.{osd}"], speeds.iops(cls))
+                cluster.enable_sla()
+                cluster.ceph("sla", "rules", "apply", timeout=300)
+                for key, value in MODULE_CONFIG.items():
+                    cluster.ceph("config", "set", "mgr", f"mgr/sla/{key}", value)
+                cluster.ceph("sla", "set-threshold", *THRESHOLD)
+                cluster.ceph("sla", "mode", "isolated")
+                cluster.create_pool("urgent", plan.pg_num)
+                cluster.ceph("sla", "pool", "set", "urgent", "urgent", timeout=300)
+                cluster.wait_clean(300)
+                yield bench
+            finally:
+                cluster.down()
+        finally:
+            busy = throttle.remove()
+            if busy:
+                print(f"strategy-bench: cgroups still in use: {busy}", file=sys.stderr)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def provenance(argv: list[str]) -> dict[str, Any]:
+    """The shared provenance block (bench/provenance.py's format)."""
+    import os
+    import platform
+    import re
+    import shlex
+    from datetime import datetime, timezone
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
+                            text=True).stdout.strip() or "unknown"
+    ver = subprocess.run(["ceph", "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"ceph version (\S+) \([0-9a-f]+\) (\w+)", ver)
+    osr = dict(line.split("=", 1) for line in Path("/etc/os-release").read_text().splitlines()
+               if "=" in line)
+    name = " ".join(x.strip('"') for x in (osr.get("NAME", "").split(" ")[0],
+                                           osr.get("VERSION_ID", ""),
+                                           osr.get("VERSION_CODENAME", "")) if x.strip('"'))
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return {"commit": commit, "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "command": shlex.join(["python3", "-m", "bench.strategy_bench", *argv]),
+            "machine": {"cores": os.cpu_count() or 1, "memory_gib": round(mem, 1),
+                        "os": name or platform.platform()},
+            "ceph_release": f"{m.group(1)} {m.group(2)}" if m else "unknown",
+            "placement_design": "upmap+copy"}
+
+
+def run(plan: Plan, speeds: DeviceSpeeds, say: Callable[[str], None]) -> dict[str, Any]:
+    started = time.monotonic()
+    rounds = []
+    with strategy_cluster(speeds, plan) as bench:
+        say("cluster up")
+        for mb in plan.volumes_mb:  # both strategies' code early, the big data last
+            for strategy in STRATEGIES:
+                rounds.append(bench.round(strategy, mb, say))
+    return {"rounds": rounds, "plan": {**asdict(plan), "osds": 8, "objectstore": "bluestore",
+                                       "size": SIZE, "threshold_iops": list(THRESHOLD),
+                                       "module": MODULE_CONFIG,
+                                       "normal_client": "fio rados engine, 16 KB random ops",
+                                       "urgent_client": "fio rados engine, 4 KB randwrite, "
+                                                        "iodepth 8"},
+            "emulation": {"hdd_device_iops": speeds.hdd_iops, "ssd_device_iops": speeds.ssd_iops,
+                          "mechanism": "cgroup v1 blkio.throttle.{read,write}_iops_device "
+                                       "per OSD process"},
+            "machine_tools": machine(), "elapsed_secs": round(time.monotonic() - started, 1)}
+
+
+def table(results: dict[str, Any]) -> str:
+    head = ("| strategy | data | shared mix70 / write ops/s | isolated mix70 / write ops/s "
+            "| gain mix70 / write (model) | to shared | time to isolation | epochs "
+            "| urgent p99 in switch | degraded PGs |")
+    rows = [head, "|" + "---|" * 10]
+    for r in results["rounds"]:
+        s, i, sw = r["throughput"]["shared"], r["throughput"]["isolated"], r["switch"]
+        g, m = r["gain_shared_over_isolated"], r["model_gain"]
+        rows.append(
+            f"| {r['strategy']} | {r['volume_mb']} MB | {s['mix70']['ops_per_sec']:.0f} / "
+            f"{s['write']['ops_per_sec']:.0f} | {i['mix70']['ops_per_sec']:.0f} / "
+            f"{i['write']['ops_per_sec']:.0f} | {g['mix70']:.2f} ({m['mix70']}) / "
+            f"{g['write']:.2f} ({m['write']}) | {r['to_shared_secs']:.0f} s "
+            f"| {sw['time_to_isolation_secs']:.1f} s | {sw['epochs_to_isolation']} "
+            f"| {sw['urgent_p99_ms_during_switch']} ms | {sw['degraded_pgs_seen']} |")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--smoke", action="store_true", help="smallest run (about 3 minutes)")
+    ap.add_argument("--out", type=Path, default=ROOT / "docs/benchmarks/strategies.json")
+    ap.add_argument("--hdd-iops", type=int, default=DeviceSpeeds.hdd_iops)
+    ap.add_argument("--ssd-iops", type=int, default=DeviceSpeeds.ssd_iops)
+    args = ap.parse_args(argv)
+    missing = [t for t in ("fio", "rados", "ceph", "osdmaptool") if shutil.which(t) is None]
+    if missing:
+        print(f"strategy-bench: {', '.join(missing)} not found: run deploy/install-deps.sh",
+              file=sys.stderr)
+        return 2
+    t0 = time.monotonic()
+    prov = provenance(argv)
+    try:
+        results = run(SMOKE if args.smoke else FULL, DeviceSpeeds(args.hdd_iops, args.ssd_iops),
+                      lambda what: print(f"strategy-bench: [{time.monotonic() - t0:6.0f} s] "
+                                         f"{what}", flush=True))
+    except EmulationError as exc:
+        print(f"strategy-bench: {exc}", file=sys.stderr)
+        return 2
+    results = {"provenance": prov, **results}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    print(table(results))
+    print(f"strategy-bench: results in {args.out} after {results['elapsed_secs']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

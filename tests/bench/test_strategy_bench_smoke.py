@@ -1,0 +1,94 @@
+"""The placement-strategy benchmark's smallest run end to end: its own real
+cluster with emulated devices, both strategies at two data volumes, real
+switches read from the OSD map.
+
+The figures are not judged here beyond sane ranges (docs/benchmarks.md reports
+them); what is checked is that every round measured what it claims and that
+nothing is left behind. Needs the cluster lock where other clusters may start.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from bench import strategy_bench as S  # noqa: E402
+from bench.emulation import BLKIO  # noqa: E402
+
+PROVENANCE = {"commit", "date", "command", "machine", "ceph_release", "placement_design"}
+
+
+def own_processes(marker: str) -> list[str]:
+    out = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in text:
+            out.append(text)
+    return out
+
+
+def test_model_gain_matches_the_documented_formula():
+    # isolated (1-r)N + r HDD ops per op; copy (1-r)N; move (1-r)N(1-s) + r
+    assert S.model_gain("copy", 0.7, 3, 0.0) == round(1.6 / 0.9, 3)
+    assert S.model_gain("copy", 0.0, 3, 0.0) == 1.0
+    assert S.model_gain("move", 0.0, 3, 0.25) == round(3 / 2.25, 3)
+
+
+def test_smoke_run(tmp_path):
+    groups = BLKIO / "ceph-sla-bench"
+    groups_before = set(groups.iterdir()) if groups.exists() else set()
+    out = tmp_path / "strategies.json"
+    work = tmp_path / "work"
+    work.mkdir()
+    p = subprocess.run([sys.executable, "-m", "bench.strategy_bench", "--smoke", "--out",
+                        str(out)], cwd=ROOT, env={**os.environ, "TMPDIR": str(work)},
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    results = json.loads(out.read_text())
+
+    # nothing left: daemons, cgroups, the work directory
+    assert own_processes(str(work)) == []
+    assert (set(groups.iterdir()) if groups.exists() else set()) == groups_before
+    assert list(work.iterdir()) == []
+
+    prov = results["provenance"]
+    assert set(prov) >= PROVENANCE and prov["placement_design"] == "upmap+copy", prov
+    assert prov["command"].startswith("python3 -m bench.strategy_bench --smoke"), prov
+
+    rounds = results["rounds"]
+    assert [(r["strategy"], r["volume_mb"]) for r in rounds] == [
+        (s, mb) for mb in S.SMOKE.volumes_mb for s in S.STRATEGIES]
+    for r in rounds:
+        shared, sw = r["shared_placement"], r["switch"]
+        # shared placement really used the ssd OSDs, isolation really left them
+        assert shared["pgs_acting_on_ssd"] > 0, r
+        if r["strategy"] == "copy":
+            assert shared["size"] == 4 and shared["pgs_acting_on_ssd"] == shared["pgs"], r
+        else:
+            assert shared["size"] == 3 and 0 < shared["replica_share_on_ssd"] < 0.67, r
+        assert sw["mode_after"] == "isolated", sw
+        assert 0 < sw["map_first_isolated_secs"] <= sw["time_to_isolation_secs"] < 600, sw
+        assert 0 < sw["epochs_to_isolation"] < 500, sw
+        assert sw["urgent_ops_during_switch"] > 0, sw
+        assert 0 < sw["urgent_p50_ms_during_switch"] <= sw["urgent_p99_ms_during_switch"], sw
+        assert sw["degraded_pgs_seen"] >= 0
+        for mode in ("shared", "isolated"):
+            for load in S.LOADS:
+                rate = r["throughput"][mode][load]
+                assert rate["ops_per_sec"] > 0 and rate["mb_per_sec"] > 0, (mode, load, r)
+            assert r["throughput"][mode]["write"]["read_share"] == 0
+            assert r["throughput"][mode]["read"]["read_share"] == 1
+            assert 0.6 < r["throughput"][mode]["mix70"]["read_share"] < 0.8
+        for load in S.LOADS:
+            assert 0.2 < r["gain_shared_over_isolated"][load] < 10, r
+    # the copy strategy isolates without waiting for its data: never degraded
+    for r in rounds:
+        if r["strategy"] == "copy":
+            assert r["switch"]["degraded_pgs_seen"] == 0, r["switch"]
+    assert "| copy |" in S.table(results) and "| move |" in S.table(results)
