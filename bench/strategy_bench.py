@@ -169,7 +169,7 @@ class StrategyBench:
         ssd OSD; move, the module's entries in place and PGs acting on ssd."""
         def placed() -> bool:
             entry = next(p for p in self.c.sla_status()["pools"] if p["name"] == POOL)
-            _, size, acting = self.acting(pool_id)
+            epoch, size, acting = self.acting(pool_id)
             if strategy == "copy":
                 ok = size == SIZE + 1 and all(len(a) == SIZE + 1 and len(set(a) & self.ssd) == 1
                                               for a in acting.values())
@@ -180,6 +180,10 @@ class StrategyBench:
             if not ok:
                 raise RuntimeError(f"size {size}, {self.on_ssd(acting)}/{len(acting)} PGs "
                                    f"acting on ssd, upmaps {entry.get('upmaps')}")
+            # the map alone can pass before the primaries have asked for the
+            # pg_temp that keeps a backfill target out of the acting set
+            if not self.stats_clean_since(epoch, acting):
+                raise RuntimeError(f"PG stats not yet clean at or after epoch {epoch}")
             return True
         wait_for(f"{strategy}: shared placement", placed, timeout, interval=1)
         self.wait_clean_pool(timeout)
@@ -194,8 +198,8 @@ class StrategyBench:
 
     def wait_isolated(self, pool_id: int, timeout: float) -> None:
         def isolated() -> bool:
-            _, size, acting = self.acting(pool_id)
-            if size != SIZE or self.on_ssd(acting):
+            epoch, size, acting = self.acting(pool_id)
+            if size != SIZE or self.on_ssd(acting) or not self.stats_isolated(epoch):
                 raise RuntimeError(f"size {size}, {self.on_ssd(acting)} PGs acting on ssd")
             return True
         wait_for("isolated placement", isolated, timeout, interval=1)
@@ -326,6 +330,12 @@ class StrategyBench:
             "urgent_fio_rc": proc.returncode, "urgent_fio_report": bool(out.strip()),
             "urgent_fio_err": err.strip()[:200] if proc.returncode not in (0, 128) else "",
         }
+
+    def stats_clean_since(self, epoch: int, acting: dict[str, list[int]]) -> bool:
+        """Every PG of the pool reported at or after `epoch`: active+clean on the
+        acting set the map gives it."""
+        return all(int(p.get("reported_epoch", 0)) >= epoch and p["state"] == "active+clean"
+                   and list(p["acting"]) == acting.get(p["pgid"]) for p in self.pg_stats())
 
     def stats_isolated(self, epoch: int) -> bool:
         """Every PG of the pool reported at or after `epoch`: active+clean, off ssd."""
