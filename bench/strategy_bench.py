@@ -79,7 +79,7 @@ class Plan:
 
 
 FULL = Plan((64, 512), normal_secs=12)
-SMOKE = Plan((8, 64), normal_secs=4, settle_secs=2.0)
+SMOKE = Plan((8,), normal_secs=3, settle_secs=2.0)  # one volume: the code, not the scaling
 
 
 # -- pure helpers (smoke-tested) ------------------------------------------------

@@ -1,5 +1,5 @@
 """The placement-strategy benchmark's smallest run end to end: its own real
-cluster with emulated devices, both strategies at two data volumes, real
+cluster with emulated devices, both strategies at its one data volume, real
 switches read from the OSD map.
 
 The figures are not judged here beyond sane ranges (docs/benchmarks.md reports
