@@ -103,7 +103,7 @@ def table(cells: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--volumes-tb", type=float, nargs="+", default=[0.1, 1, 10, 100])
-    parser.add_argument("--reads", type=float, nargs="+", default=[0.0, 0.3, 0.7])
+    parser.add_argument("--reads", type=float, nargs="+", default=[0.0, 0.3, 0.7, 1.0])
     parser.add_argument("--max-isolation-secs", type=float, default=60.0)
     parser.add_argument("--hdd-osds", type=int, default=1000)
     parser.add_argument("--ssd-osds", type=int, default=200)
