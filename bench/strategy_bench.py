@@ -164,9 +164,11 @@ class StrategyBench:
         wait_for("the normal pool active+clean", clean, timeout)
         self.c.wait_clean(timeout)
 
-    def wait_shared(self, strategy: str, pool_id: int, timeout: float) -> dict[str, Any]:
+    def wait_shared(self, strategy: str, pool_id: int, since: int, timeout: float
+                    ) -> dict[str, Any]:
         """Shared placement complete: copy, size N+1 and every PG acting on one
-        ssd OSD; move, the module's entries in place and PGs acting on ssd."""
+        ssd OSD; move, the module's entries in place and PGs acting on ssd; and
+        PG stats reported after epoch `since` (the map before the switch) agree."""
         def placed() -> bool:
             entry = next(p for p in self.c.sla_status()["pools"] if p["name"] == POOL)
             epoch, size, acting = self.acting(pool_id)
@@ -182,8 +184,8 @@ class StrategyBench:
                                    f"acting on ssd, upmaps {entry.get('upmaps')}")
             # the map alone can pass before the primaries have asked for the
             # pg_temp that keeps a backfill target out of the acting set
-            if not self.stats_clean_since(epoch, acting):
-                raise RuntimeError(f"PG stats not yet clean at or after epoch {epoch}")
+            if not self.stats_clean_since(since + 1, acting):
+                raise RuntimeError(f"PG stats after epoch {since} not yet clean at epoch {epoch}")
             return True
         wait_for(f"{strategy}: shared placement", placed, timeout, interval=1)
         self.wait_clean_pool(timeout)
@@ -196,10 +198,13 @@ class StrategyBench:
                 "replica_share_on_ssd": round(on_ssd / max(replicas, 1), 3),
                 "module_urgent_replica_share": share}
 
-    def wait_isolated(self, pool_id: int, timeout: float) -> None:
+    def wait_isolated(self, pool_id: int, since: int, timeout: float) -> None:
+        """No PG acting on ssd in the map, and PG stats reported after epoch
+        `since` (the map before the switch) agree. A PG reports again only when
+        it changes, so `since` must not be the current epoch."""
         def isolated() -> bool:
-            epoch, size, acting = self.acting(pool_id)
-            if size != SIZE or self.on_ssd(acting) or not self.stats_isolated(epoch):
+            _, size, acting = self.acting(pool_id)
+            if size != SIZE or self.on_ssd(acting) or not self.stats_isolated(since + 1):
                 raise RuntimeError(f"size {size}, {self.on_ssd(acting)} PGs acting on ssd")
             return True
         wait_for("isolated placement", isolated, timeout, interval=1)
@@ -364,8 +369,9 @@ class StrategyBench:
         self.wait_clean_pool(300)
         say(f"{strategy} {megabytes} MB: filled in {fill_secs} s; to shared")
         t1 = time.monotonic()
+        before = self.acting(pool_id)[0]
         c.ceph("sla", "mode", "shared")
-        shared = self.wait_shared(strategy, pool_id, 900)
+        shared = self.wait_shared(strategy, pool_id, before, 900)
         to_shared = round(time.monotonic() - t1, 1)
         say(f"{strategy} {megabytes} MB: shared and clean after {to_shared} s: {shared}")
         tput_shared = self.throughput()
@@ -375,7 +381,7 @@ class StrategyBench:
         switch["module_record"] = self.history_record(wall - 1)
         say(f"{strategy} {megabytes} MB: switch {switch}")
         c.ceph("sla", "mode", "isolated")
-        self.wait_isolated(pool_id, 900)
+        self.wait_isolated(pool_id, switch["epoch_start"], 900)
         tput_isolated = self.throughput()
         say(f"{strategy} {megabytes} MB: isolated throughput {tput_isolated}")
         stats = self.pool_stats(pool_id)
