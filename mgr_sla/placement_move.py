@@ -7,7 +7,6 @@ entries to put their primary on the urgent class.
 """
 from __future__ import annotations
 
-import math
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
@@ -21,8 +20,8 @@ from .tick import PoolChange
 from .upmaps import MappingFaults, commands, current_items, mapping_faults, plan_pool
 from .worker import BatchSender
 
-# pg_upmap_items commands planned per epoch; the sender sends UPMAP_PARALLEL
-# at once (the mon folds concurrent commands into one proposal).
+# pg_upmap_items commands planned per epoch, all sent at once (UPMAP_PARALLEL):
+# the mon folds concurrent commands into one proposal.
 UPMAP_BATCH = 256
 RELEASE_PARALLEL = 32  # `pool rm` / `release`: the operator waits for these
 PLAN_CACHE_MAX = 1 << 20
@@ -139,6 +138,3 @@ def restore_rule(mon: MonCall, name: str, role: PoolRole, view: ClusterView, rul
         return Released([], gate.detail)
     return Released([f"crush_rule {rule_now} -> {role.original_rule}"])
 
-
-def epochs_for(entries: int) -> int:
-    return math.ceil(entries / UPMAP_PARALLEL)

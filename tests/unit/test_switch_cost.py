@@ -43,7 +43,8 @@ def test_move_isolation_grows_with_the_data_and_its_entries_cost_the_mon() -> No
     assert small.time_to_isolation_secs == pytest.approx(
         1 * GIB * 3 * 0.2 / DEFAULT_DRAIN_BYTES_PER_SEC, abs=0.1)
     at_scale = pool_cost(pool(100 * TIB, pgs=100_000), CAP, 60).cost(Strategy.MOVE)
-    assert at_scale.mon_commands_to_shared > 50_000 and at_scale.epochs_to_shared > 5_000
+    # one entry a PG, 256 in flight a round: a round a proposal (bench/upmap_scale.py)
+    assert at_scale.mon_commands_to_shared > 50_000 and 200 < at_scale.epochs_to_shared < 300
     assert at_scale.osdmap_bytes_shared > 1_000_000
 
 
