@@ -485,9 +485,12 @@ FIGURES: dict[str, tuple[str, list[Callable[[dict[str, Any]], float]]]] = {
     "Reaction to urgent load": ("module.json", [
         lambda d: _reaction(d)["reaction_secs"]["median"],
         lambda d: _reaction(d)["reaction_secs"]["max"]]),
-    "Time to isolation": ("module.json", [
+    "Time to isolation, move strategy": ("module.json", [
         lambda d: _reaction(d)["time_to_isolation_secs"]["median"],
         lambda d: _reaction(d)["time_to_isolation_secs"]["max"]]),
+    "Time to isolation, copy strategy": ("strategies.json", [
+        lambda d: _copy_rounds(d)[0]["switch"]["map_first_isolated_secs"],
+        lambda d: _copy_rounds(d)[1]["switch"]["map_first_isolated_secs"]]),
     "Urgent p99 with 16 normal clients": ("results.json", [
         lambda d: d["targets"]["default_urgent_p99_growth"]["ratio"],
         lambda d: d["targets"]["fixed_urgent_p99_growth"]["ratio"],
@@ -503,6 +506,12 @@ FIGURES: dict[str, tuple[str, list[Callable[[dict[str, Any]], float]]]] = {
     "Mini cluster start": ("minicluster.json", [
         lambda d: d["osds"], lambda d: d["up_secs"], lambda d: d["rss_mib"]]),
 }
+
+
+def _copy_rounds(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The copy strategy's rounds of the strategy benchmark, smaller data first."""
+    return sorted((r for r in data["rounds"] if r["strategy"] == "copy"),
+                  key=lambda r: r["stored_bytes"])
 
 
 def readme_figure_rows() -> list[tuple[str, str, str]]:
