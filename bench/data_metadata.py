@@ -1,7 +1,8 @@
 """Data/metadata separation on a real cluster (the paper's Fig. 12 and 13).
 
-    python3 bench/data_metadata.py [--out docs/benchmarks/data-metadata.json]
+    python3 -m bench.data_metadata [--out docs/benchmarks/data-metadata.json]
                                    [--hdd-iops 150] [--ssd-iops 500] [--secs 45] [--quick]
+                                   [--layouts hdd ssd hdd+ssd ssd+ssd]
 
 Four OSD layouts, each on all 8 BlueStore OSDs of a mini cluster, with the SLA
 benchmark's device emulation (bench/emulation.py: a blkio IOPS cap per OSD
@@ -32,6 +33,9 @@ cluster shows what the CPU allows.
 """
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:
+    import _script  # noqa: F401  (bench/_script.py: runs this as python3 -m bench.<name>)
+
 import argparse
 import contextlib
 import json
@@ -41,30 +45,28 @@ import socket
 import struct
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.emulation import (  # noqa: E402
-    BlkioThrottle,
-    DeviceSpeeds,
-    EmulationError,
-    device_number,
-)
-from bench.sla_bench import (  # noqa: E402
+from bench import provenance
+from bench.common import (
     OSD_CONF,
+    RESULTS,
     busy_percent,
     cpu_times,
     fio_json,
     machine,
+    missing_tools,
+    progress,
+    throttled_cluster,
+    workdir,
+    write_json,
 )
-from harness.cephcluster import Cluster  # noqa: E402
+from bench.emulation import BlkioThrottle, DeviceSpeeds, EmulationError, device_number
+from harness.cephcluster import Cluster
 
 # layout -> (class of the block device, class of the separate DB device or None)
 CONFIGS: dict[str, tuple[str, str | None]] = {
@@ -412,28 +414,19 @@ class Bench:
 @contextlib.contextmanager
 def bench_cluster(tmp: Path, kind: str, speeds: DeviceSpeeds, plan: Plan) -> Iterator[Bench]:
     """8 BlueStore OSDs, with (kind 'db') or without separate DB devices; daemons,
-    loop devices and cgroups gone when the block ends, however it ends."""
-    throttle = BlkioThrottle(f"{tmp.name}-{kind}", tmp)
-    conf = tmp / "osd.conf"
-    conf.write_text(OSD_CONF + f"bluestore block size = {BLOCK_BYTES}\n")
+    loop devices, cgroups and block files gone when the block ends, however it ends."""
     need = OSDS * BLOCK_BYTES + (2 << 30)
     free = shutil.disk_usage(tmp).free
     if free < need:
         raise EmulationError(f"{tmp} has {free / 2**30:.1f} GiB free; the cluster's block files "
                              f"may take {need / 2**30:.0f} GiB (TMPDIR elsewhere?)")
-    cluster = Cluster.up(tmp / kind, objectstore="bluestore", extra_conf=conf,
-                         db_class="ssd" if kind == "db" else None)
-    try:
+    conf = OSD_CONF + f"bluestore block size = {BLOCK_BYTES}\n"
+    with throttled_cluster(tmp, kind, conf, "ssd" if kind == "db" else None) as (cluster,
+                                                                                   throttle):
         bench = Bench(cluster, throttle, speeds, plan, tmp)
         if kind == "db" and not bench.db:
             raise RuntimeError("the cluster has no DB devices recorded")
         yield bench
-    finally:
-        cluster.down()
-        busy = throttle.remove()
-        if busy:
-            print(f"data-metadata: cgroups still in use: {busy}", file=sys.stderr)
-        shutil.rmtree(tmp / kind, ignore_errors=True)  # its block files, before the next cluster
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -473,15 +466,24 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def run(plan: Plan, speeds: DeviceSpeeds, progress: Any) -> dict[str, Any]:
-    started = time.monotonic()
+def measure(plan: Plan, speeds: DeviceSpeeds, progress: Callable[[str], None],
+            wanted: Sequence[str] = tuple(CONFIGS)
+            ) -> tuple[list[dict[str, Any]], dict[str, Any], str]:
+    """(the rows of every wanted layout and workload, BlueStore's layouts, the Ceph
+    release): a plain cluster for hdd and ssd (and the uncapped reference), then
+    one with DB devices for hdd+ssd and ssd+ssd; a cluster no wanted layout needs
+    is not started. Performance per cost needs all four layouts."""
     rows: list[dict[str, Any]] = []
     layouts: dict[str, Any] = {}
-    tmp = Path(tempfile.mkdtemp(prefix="data-metadata-"))
-    try:
-        for kind, configs in (("plain", ("hdd", "ssd")), ("db", ("hdd+ssd", "ssd+ssd"))):
+    release = provenance.UNKNOWN
+    with workdir("data-metadata-") as tmp:
+        for kind, all_configs in (("plain", ("hdd", "ssd")), ("db", ("hdd+ssd", "ssd+ssd"))):
+            configs = [c for c in all_configs if c in wanted]
+            if not configs:
+                continue
             progress(f"cluster '{kind}' up")
             with bench_cluster(tmp, kind, speeds, plan) as bench:
+                release = provenance.ceph_release(bench.cluster.tool("ceph", "--version"))
                 layouts[kind] = bench.layout()
                 for config in configs:
                     block, db = CONFIGS[config]
@@ -492,20 +494,26 @@ def run(plan: Plan, speeds: DeviceSpeeds, progress: Any) -> dict[str, Any]:
                     progress("uncapped reference")
                     rows += bench.config_runs(UNCAPPED, 0, None)
             progress(f"cluster '{kind}' down")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     order = {c: i for i, c in enumerate([*CONFIGS, UNCAPPED])}
     rows.sort(key=lambda r: (r["workload"] != "4m", order[r["config"]]))
-    summary = summarize(rows)
+    return rows, layouts, release
+
+
+COST_MODEL = {
+    "ratios": "HDD:SSD price per GB (the paper's 1:2, 1:5, 1:10); an HDD GB costs 1",
+    "capacity_cost_per_data_gb": {"hdd": "1", "ssd": "r", "hdd+ssd": "1 + f*r",
+                                  "ssd+ssd": "r*(1+f)"},
+    "perf_per_cost": "4 MB workload: MB/s divided by the capacity cost",
+    "perf_per_cost_4k": "4 KiB workload: ops/s divided by the capacity cost",
+    "f": "db_fraction.<workload>.value"}
+
+
+def run(plan: Plan, speeds: DeviceSpeeds, progress: Callable[[str], None],
+        wanted: Sequence[str] = tuple(CONFIGS)) -> dict[str, Any]:
+    started = time.monotonic()
+    rows, layouts, release = measure(plan, speeds, progress, wanted)
     return {
-        "configs": rows, **summary,
-        "cost_model": {
-            "ratios": "HDD:SSD price per GB (the paper's 1:2, 1:5, 1:10); an HDD GB costs 1",
-            "capacity_cost_per_data_gb": {"hdd": "1", "ssd": "r", "hdd+ssd": "1 + f*r",
-                                          "ssd+ssd": "r*(1+f)"},
-            "perf_per_cost": "4 MB workload: MB/s divided by the capacity cost",
-            "perf_per_cost_4k": "4 KiB workload: ops/s divided by the capacity cost",
-            "f": "db_fraction.<workload>.value"},
+        "configs": rows, **summarize(rows), "cost_model": COST_MODEL,
         "emulation": {
             "mechanism": "cgroup v1 blkio.throttle.{read,write}_iops_device per OSD process: "
                          "the disk holding its BlueStore block file, and its block.db loop "
@@ -513,45 +521,47 @@ def run(plan: Plan, speeds: DeviceSpeeds, progress: Any) -> dict[str, Any]:
             "hdd_device_iops": speeds.hdd_iops, "ssd_device_iops": speeds.ssd_iops,
             "bluestore_layout": layouts},
         "plan": {"secs": plan.secs, "ramp_secs": plan.ramp_secs, "pg_num": plan.pg_num,
-                 "osds": OSDS, "block_file_bytes": BLOCK_BYTES,
+                 "osds": OSDS, "block_file_bytes": BLOCK_BYTES, "layouts": list(wanted),
                  "pool": "replicated, size 3, replicated_rule (4 hosts)",
                  "client": "fio rados engine, one job, rw=write, a whole object per write",
                  "workloads": [{"name": w.name, "object_bytes": w.block, "objects": w.objects,
                                 "iodepth": w.iodepth} for w in WORKLOADS]},
         "machine": machine(),
         "elapsed_secs": round(time.monotonic() - started, 1),
+        "ceph_release": release,
     }
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--out", type=Path, default=ROOT / "docs/benchmarks/data-metadata.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "data-metadata.json")
     ap.add_argument("--hdd-iops", type=int, default=DeviceSpeeds.hdd_iops)
     ap.add_argument("--ssd-iops", type=int, default=DeviceSpeeds.ssd_iops)
     ap.add_argument("--secs", type=int, default=None,
                     help=f"measured seconds per layout and workload (default {FULL.secs})")
     ap.add_argument("--quick", action="store_true", help="smoke run: 10 s runs, no reference")
-    args = ap.parse_args()
-    for tool in ("fio", "rados", "ceph", "losetup"):
-        if shutil.which(tool) is None:
-            print(f"data-metadata: {tool} not found: run deploy/install-deps.sh", file=sys.stderr)
-            return 2
+    ap.add_argument("--layouts", nargs="+", choices=tuple(CONFIGS), default=list(CONFIGS),
+                    help="measure only these (performance per cost needs all four)")
+    args = ap.parse_args(argv)
+    for tool in missing_tools(("fio", "rados", "ceph", "losetup")):
+        print(f"data-metadata: {tool} not found: run deploy/install-deps.sh", file=sys.stderr)
+        return 2
     if min(args.hdd_iops, args.ssd_iops) < 1:
         print("data-metadata: --hdd-iops and --ssd-iops must be >= 1", file=sys.stderr)
         return 2
     plan = QUICK if args.quick else FULL
     if args.secs:
         plan = Plan(args.secs, plan.ramp_secs, plan.pg_num, plan.uncapped)
-    t0 = time.monotonic()
     try:
-        results = run(plan, DeviceSpeeds(args.hdd_iops, args.ssd_iops), lambda what: print(
-            f"data-metadata: [{time.monotonic() - t0:6.0f} s] {what}", flush=True))
+        results = run(plan, DeviceSpeeds(args.hdd_iops, args.ssd_iops), progress("data-metadata"),
+                      args.layouts)
     except EmulationError as exc:
         print(f"data-metadata: {exc}", file=sys.stderr)
         return 2
-    results["command"] = " ".join(["python3", "bench/data_metadata.py", *sys.argv[1:]])
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    results["provenance"] = provenance.provenance(
+        "bench.data_metadata", sys.argv[1:] if argv is None else argv,
+        results.pop("ceph_release"), "n/a")
+    write_json(args.out, results)
     print(table(results), end="")
     print(f"data-metadata: results in {args.out} after {results['elapsed_secs']:.0f} s")
     return 0

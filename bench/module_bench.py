@@ -1,6 +1,7 @@
 """Reaction time and time to isolation of the `sla` module on a real cluster.
 
-    python3 bench/module_bench.py [--trials 20] [--stats-periods 5] [--conf CEPH_CONF]
+    python3 -m bench.module_bench [--trials 20] [--stats-periods 5] [--conf CEPH_CONF]
+                                  [--out docs/benchmarks/module.json]
 
 Without --conf it starts its own mini cluster (deploy/minicluster.sh) and stops
 it at the end. Each trial: the normal pool shares, then an urgent client
@@ -16,25 +17,26 @@ an ssd OSD). Module settings are its defaults except thresholds and dwell.
 """
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:
+    import _script  # noqa: F401  (bench/_script.py: runs this as python3 -m bench.<name>)
+
 import argparse
 import json
 import random
 import re
 import select
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from harness.cephcluster import Cluster, RadosBench, wait_for  # noqa: E402
+from bench import provenance
+from bench.common import cluster_for, progress, rados_bench, write_json
+from harness.cephcluster import Cluster, RadosBench, wait_for
 
 HIGH, LOW, DWELL = 60, 25, 8
 
@@ -65,12 +67,12 @@ def setup(cluster: Cluster) -> None:
     cluster.ceph("sla", "rules", "apply", timeout=300)
     for pool in ("urgent", "normal"):
         cluster.create_pool(pool, 32)
-    subprocess.run(["rados", "-c", cluster.conf, "-p", "normal", "bench", "5", "write", "-b",
-                    "65536", "-t", "4", "--no-cleanup"], check=True, capture_output=True)
+    rados_bench(cluster, "normal", 5, "write", "-b", "65536", "-t", "4", "--no-cleanup")
     cluster.ceph("config", "set", "mgr", "mgr/sla/min_dwell_secs", str(DWELL))
     cluster.ceph("sla", "set-threshold", str(HIGH), str(LOW))
     cluster.ceph("sla", "pool", "set", "urgent", "urgent", timeout=120)
-    cluster.ceph("sla", "pool", "set", "normal", "normal", timeout=300)
+    # the move strategy (pg_upmap_items): what the figures are about
+    cluster.ceph("sla", "pool", "set", "normal", "normal", "--strategy", "move", timeout=300)
 
 
 def settled_shared(cluster: Cluster) -> bool:
@@ -170,61 +172,72 @@ def summary(rows: list[dict[str, Any]], key: str) -> str:
     return f"{st['median']:6.1f} / {st['p90']:.1f} / {st['max']:.1f}"
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--trials", type=int, default=20)
-    ap.add_argument("--stats-periods", type=int, nargs="+", default=[5])
-    ap.add_argument("--seed", type=int, default=20)
-    ap.add_argument("--conf", help="use this running cluster instead of starting one")
-    ap.add_argument("--out", type=Path, help="write the results as JSON here")
-    args = ap.parse_args()
-    tmp = None
-    if args.conf:
-        cluster = Cluster(Path(args.conf).parent)
-    else:
-        tmp = Path(tempfile.mkdtemp(prefix="sla-bench-"))
-        cluster = Cluster.up(tmp / "c")
-    results: dict[str, Any] = {"trials": {}, "settings": {
-        "threshold_iops": HIGH, "threshold_low_iops": LOW, "min_dwell_secs": DWELL,
-        "module_options": "defaults (interval 1 s, sustain 0 s, rate window 5 s, OSD perf "
-                          "query as the rate source)",
-        "phases": "set-phase trials start at phases spread evenly over the OSDs' report "
-                  "period; after-switch trials right after the rule change to shared; "
-                  "phase_secs = seconds since the last OSD report (osd.1's log)",
-        "urgent_client": "rados bench 4 KiB writes, 8 threads",
-        "reaction": "rados bench start -> crush_rule seen changed by a librados poller (100 ms)"}}
-    rng = random.Random(args.seed)
-    try:
-        setup(cluster)
-        for period in args.stats_periods:
-            cluster.ceph("config", "set", "mgr", "mgr_stats_period", str(period))
-            for osd in range(8):  # each report logged: the trials' phases are measured
-                cluster.ceph("tell", f"osd.{osd}", "config", "set", "debug_mgrc", "20")
-            rows = results["trials"].setdefault(str(period), [])
-            # the set-phase trials cover the period evenly, in a shuffled order
-            phases = [(k + 0.5) * period / ((args.trials + 1) // 2)
-                      for k in range((args.trials + 1) // 2)]
-            rng.shuffle(phases)
-            for i in range(args.trials):
-                kind = "set-phase" if i % 2 == 0 else "after-switch"
-                rows.append(trial(cluster, kind, period,
-                                  phases[i // 2] if kind == "set-phase" else None))
-                print(json.dumps(rows[-1]), flush=True)  # a trial at a time, kept if one fails
-            results.setdefault("summary", {})[str(period)] = {
-                key: stats([r[key] for r in rows])
-                for key in ("reaction_secs", "reaction_record_secs", "time_to_isolation_secs")}
-    finally:
-        if tmp is not None:
-            cluster.down()
-            shutil.rmtree(tmp, ignore_errors=True)
+SETTINGS = {
+    "threshold_iops": HIGH, "threshold_low_iops": LOW, "min_dwell_secs": DWELL,
+    "module_options": "defaults (interval 1 s, sustain 0 s, rate window 5 s, OSD perf "
+                      "query as the rate source)",
+    "phases": "set-phase trials start at phases spread evenly over the OSDs' report "
+              "period; after-switch trials right after the rule change to shared; "
+              "phase_secs = seconds since the last OSD report (osd.1's log)",
+    "urgent_client": "rados bench 4 KiB writes, 8 threads",
+    "reaction": "rados bench start -> crush_rule seen changed by a librados poller (100 ms)"}
+
+
+def period_trials(cluster: Cluster, period: int, trials: int, rng: random.Random,
+                  say: Callable[[str], None]) -> list[dict[str, Any]]:
+    """`trials` trials at mgr_stats_period `period`, alternating set-phase and
+    after-switch; the set-phase trials cover the period evenly, in a shuffled order."""
+    cluster.ceph("config", "set", "mgr", "mgr_stats_period", str(period))
+    for osd in range(8):  # each report logged: the trials' phases are measured
+        cluster.ceph("tell", f"osd.{osd}", "config", "set", "debug_mgrc", "20")
+    phases = [(k + 0.5) * period / ((trials + 1) // 2) for k in range((trials + 1) // 2)]
+    rng.shuffle(phases)
+    rows: list[dict[str, Any]] = []
+    for i in range(trials):
+        kind = "set-phase" if i % 2 == 0 else "after-switch"
+        say(f"trial {i + 1} of {trials} ({kind}) at mgr_stats_period {period} s")
+        rows.append(trial(cluster, kind, period, phases[i // 2] if kind == "set-phase" else None))
+        print(json.dumps(rows[-1]), flush=True)  # a trial at a time, kept if one fails
+    return rows
+
+
+def print_summary(results: dict[str, Any]) -> None:
     print(f"{'mgr_stats_period':>16} {'trials':>6} {'reaction s: median / p90 / max':>32} "
           f"{'time to isolation s':>26}")
     for period, rows in results["trials"].items():
         print(f"{period:>16} {len(rows):>6} {summary(rows, 'reaction_secs'):>32} "
               f"{summary(rows, 'time_to_isolation_secs'):>26}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--trials", type=int, default=20)
+    ap.add_argument("--stats-periods", type=int, nargs="+", default=[5])
+    ap.add_argument("--seed", type=int, default=20)
+    ap.add_argument("--conf", help="use this running cluster instead of starting one")
+    ap.add_argument("--out", type=Path, help="write the results as JSON here")
+    args = ap.parse_args(argv)
+    if args.trials < 1:
+        ap.error("--trials must be >= 1")
+    results: dict[str, Any] = {"trials": {}, "summary": {}, "settings": SETTINGS}
+    rng = random.Random(args.seed)
+    say = progress("module-bench")
+    with cluster_for(args.conf, "sla-bench-") as cluster:
+        release = provenance.ceph_release(cluster.tool("ceph", "--version"))
+        say("cluster up; rules, pools and the module's settings")
+        setup(cluster)
+        for period in args.stats_periods:
+            rows = results["trials"][str(period)] = period_trials(cluster, period, args.trials,
+                                                                  rng, say)
+            results["summary"][str(period)] = {
+                key: stats([r[key] for r in rows])
+                for key in ("reaction_secs", "reaction_record_secs", "time_to_isolation_secs")}
+    print_summary(results)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+        results["provenance"] = provenance.provenance(
+            "bench.module_bench", sys.argv[1:] if argv is None else argv, release,
+            provenance.CURRENT_DESIGN)
+        write_json(args.out, results)
     return 0
 
 

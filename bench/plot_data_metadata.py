@@ -1,6 +1,6 @@
 """Plots for docs/benchmarks.md from bench/data_metadata.py's JSON.
 
-    python3 bench/plot_data_metadata.py [docs/benchmarks/data-metadata.json] [docs/benchmarks]
+    python3 -m bench.plot_data_metadata [docs/benchmarks/data-metadata.json] [docs/benchmarks]
 
 Writes data-metadata-perf.png (the paper's Fig. 12: each layout's throughput
 relative to hdd, for 4 MB and 4 KiB writes, and its write latency) and
@@ -9,12 +9,17 @@ data-metadata-cost.png (Fig. 13: performance per cost at HDD:SSD price ratios
 """
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:
+    import _script  # noqa: F401  (bench/_script.py: runs this as python3 -m bench.<name>)
+
+import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.common import RESULTS
+
 LAYOUTS = ("hdd", "ssd", "hdd+ssd", "ssd+ssd")
 COLORS = {"hdd": "#7f7f7f", "ssd": "#1f77b4", "hdd+ssd": "#2ca02c", "ssd+ssd": "#9467bd"}
 WORKLOADS = {"4m": "4 MB objects", "4k": "4 KiB objects"}
@@ -43,14 +48,19 @@ def plot(results: dict[str, Any], out: Path) -> list[Path]:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import matplotlib.ticker
 
     out.mkdir(parents=True, exist_ok=True)
+    return [plot_perf(plt, results, out / "data-metadata-perf.png"),
+            plot_cost(plt, results, out / "data-metadata-cost.png")]
+
+
+def plot_perf(plt: Any, results: dict[str, Any], path: Path) -> Path:
+    """The paper's Fig. 12: each layout's throughput relative to hdd, and its latency."""
+    import matplotlib.ticker
+
     emu = results["emulation"]
     speeds = (f"emulated devices: hdd {emu['hdd_device_iops']}, ssd {emu['ssd_device_iops']} "
               "IO/s per OSD and device")
-    made = []
-
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     width = 0.8 / len(LAYOUTS)
     wls = [w for w in WORKLOADS if rows_by(results, w)]
@@ -71,16 +81,7 @@ def plot(results: dict[str, Any], out: Path) -> list[Path]:
     axes[0].set_xticks(range(len(wls)), [WORKLOADS[w] for w in wls])
     axes[0].set_ylabel("write throughput relative to hdd")
     axes[0].legend(fontsize=8)
-    for i, layout in enumerate(LAYOUTS):
-        for j, wl in enumerate(wls):
-            row = rows_by(results, wl).get(layout)
-            if not row:
-                continue
-            x = j + (i - 1.5) * width
-            axes[1].bar(x, row["p99_ms"], width, color=COLORS[layout], alpha=0.45,
-                        label=f"{layout} p99" if j == 0 else None)
-            axes[1].bar(x, row["p50_ms"], width, color=COLORS[layout],
-                        label=f"{layout} p50" if j == 0 else None)
+    latency_bars(axes[1], results, wls, width)
     axes[1].set_yscale("log")
     axes[1].yaxis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
     axes[1].set_xticks(range(len(wls)), [WORKLOADS[w] for w in wls])
@@ -88,10 +89,26 @@ def plot(results: dict[str, Any], out: Path) -> list[Path]:
     fig.suptitle(f"Data/metadata separation, 8 OSDs, 16 writes in flight ({speeds})",
                  fontsize=10)
     fig.tight_layout()
-    made.append(out / "data-metadata-perf.png")
-    fig.savefig(made[-1], dpi=90)
+    fig.savefig(path, dpi=90)
     plt.close(fig)
+    return path
 
+
+def latency_bars(ax: Any, results: dict[str, Any], wls: list[str], width: float) -> None:
+    for i, layout in enumerate(LAYOUTS):
+        for j, wl in enumerate(wls):
+            row = rows_by(results, wl).get(layout)
+            if not row:
+                continue
+            x = j + (i - 1.5) * width
+            ax.bar(x, row["p99_ms"], width, color=COLORS[layout], alpha=0.45,
+                   label=f"{layout} p99" if j == 0 else None)
+            ax.bar(x, row["p50_ms"], width, color=COLORS[layout],
+                   label=f"{layout} p50" if j == 0 else None)
+
+
+def plot_cost(plt: Any, results: dict[str, Any], path: Path) -> Path:
+    """Fig. 13: performance per cost at HDD:SSD price ratios, relative to hdd."""
     maps = [(k, label) for k, label in (("perf_per_cost", "4 MB writes"),
                                         ("perf_per_cost_4k", "4 KiB writes (hatched)"))
             if results.get(k)]
@@ -118,14 +135,20 @@ def plot(results: dict[str, Any], out: Path) -> list[Path]:
                  + ")",
                  fontsize=10)
     fig.tight_layout()
-    made.append(out / "data-metadata-cost.png")
-    fig.savefig(made[-1], dpi=90)
+    fig.savefig(path, dpi=90)
     plt.close(fig)
-    return made
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("results", nargs="?", type=Path, default=RESULTS / "data-metadata.json")
+    ap.add_argument("out_dir", nargs="?", type=Path, default=RESULTS)
+    args = ap.parse_args(argv)
+    for path in plot(json.loads(args.results.read_text()), args.out_dir):
+        print(path)
+    return 0
 
 
 if __name__ == "__main__":
-    src = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs/benchmarks/data-metadata.json"
-    dst = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT / "docs/benchmarks"
-    for path in plot(json.loads(src.read_text()), dst):
-        print(path)
+    sys.exit(main())

@@ -1,7 +1,7 @@
 """Plots for docs/benchmarks.md from bench/sla_bench.py's results.json.
 
-    python3 bench/plot_results.py [docs/benchmarks/results.json] [docs/benchmarks]
-    python3 bench/plot_results.py --tables [docs/benchmarks/results.json]
+    python3 -m bench.plot_results [docs/benchmarks/results.json] [docs/benchmarks]
+    python3 -m bench.plot_results --tables [docs/benchmarks/results.json]
 
 Writes urgent-latency.png (the paper's Fig. 3 and 9: the urgent client's p99 op
 latency and turnaround as normal clients pile on, per mapping),
@@ -11,12 +11,17 @@ heterogeneity-aware rules). Needs matplotlib (tox -e integration has it).
 """
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:
+    import _script  # noqa: F401  (bench/_script.py: runs this as python3 -m bench.<name>)
+
+import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.common import RESULTS
+
 MODES = ("default", "fixed", "adaptive")
 COLORS = {"default": "#7f7f7f", "fixed": "#1f77b4", "adaptive": "#2ca02c"}
 
@@ -28,6 +33,11 @@ def series(runs: list[dict[str, Any]], mode: str, active: bool, key: str
     return [n for n, _ in pts], [v for _, v in pts]
 
 
+def speeds_label(results: dict[str, Any]) -> str:
+    emu = results["emulation"]
+    return f"emulated devices: hdd {emu['hdd_device_iops']}, ssd {emu['ssd_device_iops']} IO/s"
+
+
 def plot(results: dict[str, Any], out: Path) -> list[Path]:
     import matplotlib
 
@@ -35,15 +45,24 @@ def plot(results: dict[str, Any], out: Path) -> list[Path]:
     import matplotlib.pyplot as plt
 
     out.mkdir(parents=True, exist_ok=True)
+    made = [plot_urgent(plt, results, out / "urgent-latency.png"),
+            plot_normal(plt, results, out / "normal-throughput.png"),
+            plot_solo(plt, results, out / "ssd-speedup.png")]
     runs = results["runs"]
-    emu = results["emulation"]
-    speeds = f"emulated devices: hdd {emu['hdd_device_iops']}, ssd {emu['ssd_device_iops']} IO/s"
-    made = []
+    slo = results.get("slo")
+    pair = [next((r for r in runs if r["mode"] == m), None)
+            for m in ("adaptive-mistuned", "adaptive-slo")]
+    if slo and all(pair):
+        made.append(plot_slo(plt, slo, pair, out / "slo-objective.png"))
+    return made
 
+
+def plot_urgent(plt: Any, results: dict[str, Any], path: Path) -> Path:
+    """The paper's Fig. 3 and 9: the urgent client as normal clients pile on."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for mode in MODES:
         for ax, key in zip(axes, ("urgent_p99_ms", "urgent_turnaround_s")):
-            x, y = series(runs, mode, True, key)
+            x, y = series(results["runs"], mode, True, key)
             ax.plot(x, y, "o-", color=COLORS[mode], label=mode)
     axes[0].set_ylabel("urgent op latency p99 (ms)")
     axes[1].set_ylabel("urgent client turnaround (s)")
@@ -51,12 +70,17 @@ def plot(results: dict[str, Any], out: Path) -> list[Path]:
         ax.set_xlabel("normal clients")
         ax.set_ylim(bottom=0)
         ax.legend()
-    fig.suptitle(f"Urgent client as normal clients pile on ({speeds})", fontsize=10)
+    fig.suptitle(f"Urgent client as normal clients pile on ({speeds_label(results)})",
+                 fontsize=10)
     fig.tight_layout()
-    made.append(out / "urgent-latency.png")
-    fig.savefig(made[-1], dpi=90)
+    fig.savefig(path, dpi=90)
     plt.close(fig)
+    return path
 
+
+def plot_normal(plt: Any, results: dict[str, Any], path: Path) -> Path:
+    """Fig. 10: normal ops/s with the urgent client idle."""
+    runs = results["runs"]
     fig, ax = plt.subplots(figsize=(7, 4))
     counts = sorted({r["normal_clients"] for r in runs if not r["urgent_active"]})
     width = 0.8 / len(MODES)
@@ -67,15 +91,21 @@ def plot(results: dict[str, Any], out: Path) -> list[Path]:
     ax.set_xticks(range(len(counts)), [str(n) for n in counts])
     ax.set_xlabel("normal clients (urgent client idle)")
     ax.set_ylabel("normal client ops/s (all clients)")
-    ax.set_title(f"Normal throughput with the urgent client idle\n({speeds})", fontsize=10)
+    ax.set_title(f"Normal throughput with the urgent client idle\n({speeds_label(results)})",
+                 fontsize=10)
     ax.legend()
     fig.tight_layout()
-    made.append(out / "normal-throughput.png")
-    fig.savefig(made[-1], dpi=90)
+    fig.savefig(path, dpi=90)
     plt.close(fig)
+    return path
 
+
+def plot_solo(plt: Any, results: dict[str, Any], path: Path) -> Path:
+    """Fig. 11: the urgent client alone, class-oblivious rule vs the
+    heterogeneity-aware rules."""
     fig, axes = plt.subplots(1, 2, figsize=(9, 4))
-    solo = {r["mode"]: r for r in runs if r["urgent_active"] and r["normal_clients"] == 0}
+    solo = {r["mode"]: r for r in results["runs"]
+            if r["urgent_active"] and r["normal_clients"] == 0}
     names = [m for m in MODES if m in solo]
     labels = {"default": "default\n(all OSDs)", "fixed": "fixed\n(ssd only)",
               "adaptive": "adaptive\n(ssd only)"}
@@ -91,19 +121,12 @@ def plot(results: dict[str, Any], out: Path) -> list[Path]:
         ax.set_ylabel(f"urgent {unit}")
         if len(keys) > 1:
             ax.legend()
-    fig.suptitle(f"Urgent client alone: class-oblivious vs SSD-only rules ({speeds})",
-                 fontsize=10)
+    fig.suptitle("Urgent client alone: class-oblivious vs SSD-only rules "
+                 f"({speeds_label(results)})", fontsize=10)
     fig.tight_layout()
-    made.append(out / "ssd-speedup.png")
-    fig.savefig(made[-1], dpi=90)
+    fig.savefig(path, dpi=90)
     plt.close(fig)
-
-    slo = results.get("slo")
-    pair = [next((r for r in runs if r["mode"] == m), None)
-            for m in ("adaptive-mistuned", "adaptive-slo")]
-    if slo and all(pair):
-        made.append(plot_slo(plt, slo, pair, out / "slo-objective.png"))
-    return made
+    return path
 
 
 def plot_slo(plt: Any, slo: dict[str, Any], pair: list[Any], path: Path) -> Path:
@@ -152,10 +175,15 @@ def tables(results: dict[str, Any]) -> str:
                         key=lambda r: r["normal_clients"]):
             lines.append(f"| {mode} | {r['normal_clients']} | {r['normal_ops_per_sec']} "
                          f"| {r.get('cpu_busy_percent', '')} | {use(r)} |")
-    lines += ["", "| switch | normal clients | reaction s | time to isolation s | settled s "
-              "| PGs / replicas moved | MB moved | backfill bytes per client byte "
-              "| urgent p50 / p99 ms during |", "|---|---|---|---|---|---|---|---|---|"]
-    for sw in results["switches"]:
+    return "\n".join(lines + switch_table(results["switches"])
+                     + slo_table(results.get("slo"), runs)) + "\n"
+
+
+def switch_table(switches: list[dict[str, Any]]) -> list[str]:
+    lines = ["", "| switch | normal clients | reaction s | time to isolation s | settled s "
+             "| PGs / replicas moved | MB moved | backfill bytes per client byte "
+             "| urgent p50 / p99 ms during |", "|---|---|---|---|---|---|---|---|---|"]
+    for sw in switches:
         during = (f"{sw['urgent_p50_ms_during_switch']} / {sw['urgent_p99_ms_during_switch']}"
                   if "urgent_p99_ms_during_switch" in sw else "-")
         lines.append(
@@ -164,23 +192,27 @@ def tables(results: dict[str, Any]) -> str:
             f"| {sw['settled_secs']} | {sw['pgs_moved'] or '-'} / {sw['replicas_moved'] or '-'} "
             f"| {sw['bytes_moved'] / 1e6:.1f} | {sw['backfill_bytes_per_client_byte']} "
             f"| {during} |")
-    slo = results.get("slo")
-    if slo:
-        lines += ["", f"Latency objective {slo['slo_ms']:g} ms ({slo['basis']}):", "",
-                  "| run | normal clients | module's urgent latency ms | urgent p50 ms "
-                  "| urgent p99 ms | urgent turnaround s | mode after | objective violated s |",
-                  "|---|---|---|---|---|---|---|---|"]
-        for r in runs:
-            if r["mode"] in ("adaptive-mistuned", "adaptive-slo"):
-                lines.append(
-                    f"| {r['mode']} | {r['normal_clients']} | {r.get('module_urgent_latency_ms')} "
-                    f"| {r['urgent_p50_ms']} | {r['urgent_p99_ms']} | {r['urgent_turnaround_s']} "
-                    f"| {r.get('mode_after', '-')} | {r.get('module_slo_violation_secs', '-')} |")
-        sw = slo.get("switch") or {}
-        if sw:
-            lines += ["", f"The objective's switch: {sw.get('reason')}; reaction "
-                          f"{sw.get('reaction_secs')} s after the urgent client started."]
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def slo_table(slo: dict[str, Any] | None, runs: list[dict[str, Any]]) -> list[str]:
+    if not slo:
+        return []
+    lines = ["", f"Latency objective {slo['slo_ms']:g} ms ({slo['basis']}):", "",
+             "| run | normal clients | module's urgent latency ms | urgent p50 ms "
+             "| urgent p99 ms | urgent turnaround s | mode after | objective violated s |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in runs:
+        if r["mode"] in ("adaptive-mistuned", "adaptive-slo"):
+            lines.append(
+                f"| {r['mode']} | {r['normal_clients']} | {r.get('module_urgent_latency_ms')} "
+                f"| {r['urgent_p50_ms']} | {r['urgent_p99_ms']} | {r['urgent_turnaround_s']} "
+                f"| {r.get('mode_after', '-')} | {r.get('module_slo_violation_secs', '-')} |")
+    sw = slo.get("switch") or {}
+    if sw:
+        lines += ["", f"The objective's switch: {sw.get('reason')}; reaction "
+                      f"{sw.get('reaction_secs')} s after the urgent client started."]
+    return lines
 
 
 def use(run: dict[str, Any]) -> str:
@@ -190,13 +222,20 @@ def use(run: dict[str, Any]) -> str:
             f"{run['ssd_device_use']:.0%} (max {run['ssd_device_use_max']:.0%})")
 
 
-if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--tables"]
-    src = Path(args[0]) if args else ROOT / "docs/benchmarks/results.json"
-    results = json.loads(src.read_text())
-    if "--tables" in sys.argv:
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("results", nargs="?", type=Path, default=RESULTS / "results.json")
+    ap.add_argument("out_dir", nargs="?", type=Path, default=RESULTS)
+    ap.add_argument("--tables", action="store_true", help="print the Markdown tables instead")
+    args = ap.parse_args(argv)
+    results = json.loads(args.results.read_text())
+    if args.tables:
         print(tables(results), end="")
     else:
-        dst = Path(args[1]) if len(args) > 1 else ROOT / "docs/benchmarks"
-        for path in plot(results, dst):
+        for path in plot(results, args.out_dir):
             print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,6 +1,6 @@
 """Simulate the SLA module's mode policy on a 1,000+ OSD map for a day or more.
 
-Usage: python3 bench/policy_sim.py [--osds 1200] [--seed 1] [--days 1]
+Usage: python3 -m bench.policy_sim [--osds 1200] [--seed 1] [--days 1]
                                    [--out docs/policy-simulation.json]
                                    [--calibration docs/benchmarks/results.json]
 
@@ -17,23 +17,28 @@ Prints a Markdown table and writes the full results as JSON.
 
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:
+    import _script  # noqa: F401  (bench/_script.py: runs this as python3 -m bench.<name>)
+
 import argparse
 import json
 import math
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench import provenance
+from bench.common import write_json
+from bench.sim import demand as D
+from bench.sim import mapping
+from bench.sim import model as M
+from crush_rules.tools import Tools
 
-from bench.sim import demand as D  # noqa: E402
-from bench.sim import mapping  # noqa: E402
-from bench.sim import model as M  # noqa: E402
-from crush_rules.tools import Tools  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 THRESHOLD_FRACTIONS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2)  # of the urgent client capacity
 DWELLS = (60.0, 300.0, 900.0, 1800.0, 3600.0, 7200.0)
@@ -89,7 +94,7 @@ def device_rates(hdd_ops: float | None, ssd_ops: float | None,
     name = repo_relative(calibration)
     if not calibration.is_file():
         raise ConfigError(f"{name} not found: pass --hdd-ops and --ssd-ops, "
-                          "or run python3 bench/sla_bench.py to measure them")
+                          "or run python3 -m bench.sla_bench to measure them")
     try:
         results = json.loads(calibration.read_text())
         if not isinstance(results, dict):
@@ -97,7 +102,7 @@ def device_rates(hdd_ops: float | None, ssd_ops: float | None,
         hdd, ssd = rates_from_calibration(results)
     except (OSError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
         raise ConfigError(f"{name}: {exc}; pass --hdd-ops and --ssd-ops, "
-                          "or run python3 bench/sla_bench.py") from None
+                          "or run python3 -m bench.sla_bench") from None
     cal = results["emulation"]["calibration"]
     key = ".".join(RATE_KEY)
     source: dict[str, Any] = {
@@ -115,7 +120,7 @@ def device_rates(hdd_ops: float | None, ssd_ops: float | None,
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--osds", type=int, default=1200)
     p.add_argument("--hdd-per-host", type=int, default=10)
     p.add_argument("--ssd-per-host", type=int, default=2)
@@ -127,9 +132,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=Path("docs/policy-simulation.json"))
     p.add_argument("--cache-dir", type=Path, default=mapping.default_cache_dir())
     p.add_argument("--no-cache", action="store_true")
+    _device_args(p)
+    _switch_and_workload_args(p)
+    g = p.add_argument_group("policy grid")
+    g.add_argument("--thresholds", type=float, nargs="+",
+                   help="high thresholds in IOPS (default: 0.5-20%% of urgent capacity)")
+    g.add_argument("--low-fraction", type=float, default=0.5)
+    g.add_argument("--dwells", type=float, nargs="+", default=list(DWELLS))
+    return p.parse_args(argv)
+
+
+def _device_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("devices")
     g.add_argument("--calibration", type=Path, default=CALIBRATION,
-                   help="bench/sla_bench.py results with the measured device rates "
+                   help="bench.sla_bench results with the measured device rates "
                         "(default: %(default)s)")
     g.add_argument("--hdd-ops", type=float,
                    help="hdd OSD service rate, ops/s (default: the calibration's hdd "
@@ -141,6 +157,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="utilization saturating normal clients drive their busiest OSD to")
     g.add_argument("--read-fraction", type=float, default=0.0,
                    help="share of ops that are reads (primary only); the rest write all replicas")
+
+
+def _switch_and_workload_args(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("switch cost")
     g.add_argument("--normal-tb", type=float, default=100.0, help="normal pool data (one copy)")
     g.add_argument("--urgent-tb", type=float, default=10.0, help="urgent pool data (one copy)")
@@ -167,12 +186,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="urgent latency target as a multiple of its solo latency")
     g.add_argument("--sla-budget", type=float, default=5.0,
                    help="SLA-violation minutes a day a recommended setting may have")
-    g = p.add_argument_group("policy grid")
-    g.add_argument("--thresholds", type=float, nargs="+",
-                   help="high thresholds in IOPS (default: 0.5-20%% of urgent capacity)")
-    g.add_argument("--low-fraction", type=float, default=0.5)
-    g.add_argument("--dwells", type=float, nargs="+", default=list(DWELLS))
-    return p.parse_args(argv)
 
 
 def policies(thresholds: list[float], low_fraction: float, dwells: list[float]) -> list[M.Policy]:
@@ -206,92 +219,121 @@ def table_rows(results: list[M.Result], fixed_normal: float) -> list[str]:
     return rows
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    try:
-        hdd_ops, ssd_ops, rate_source = device_rates(args.hdd_ops, args.ssd_ops,
-                                                     args.calibration)
-    except ConfigError as exc:
-        print(f"policy_sim: {exc}", file=sys.stderr)
-        return 2
+@dataclass
+class Model:
+    """The cluster as the simulation sees it: mappings, device rates, loads, switch cost."""
+
+    spec: mapping.MapSpec
+    maps: mapping.ClusterMappings
+    devices: M.Devices
+    mu: np.ndarray
+    coef: dict[str, np.ndarray]
+    write: float
+    urgent_capacity: float
+    ssd_count: int
+    stats: M.MoveStats
+    switch: M.SwitchModel
+    backfill: np.ndarray
+    mapping_secs: float
+
+    @property
+    def replicas_per_op(self) -> float:
+        return self.write * self.spec.size + (1.0 - self.write)
+
+
+def build_model(args: argparse.Namespace, hdd_ops: float, ssd_ops: float) -> Model:
+    """The map and PG mappings (osdmaptool, cached), loads and the switch's cost."""
     started = time.monotonic()
     tools = Tools()
     tools.check_available()
     spec = mapping.spec_for(args.osds, args.hdd_per_host, args.ssd_per_host, args.pgs_per_osd)
     maps = mapping.build(spec, tools, None if args.no_cache else args.cache_dir)
-    mapped_at = time.monotonic()
-
+    mapping_secs = time.monotonic() - started
     devices = M.Devices(hdd_ops, ssd_ops, normal_target_rho=args.normal_rho)
     write = 1.0 - args.read_fraction
     n = spec.osds
-    mu = devices.rates(maps.device_class)
     coef = {name: M.load_coefficients(getattr(maps, name), n, write)
             for name in ("normal_isolated", "normal_shared", "urgent_isolated",
                          "normal_default", "urgent_default")}
     ssd_count = sum(1 for c in maps.device_class if c == "ssd")
-    replicas_per_op = write * spec.size + (1.0 - write)
-    urgent_capacity = ssd_count * devices.ssd_ops / replicas_per_op
-
+    urgent_capacity = ssd_count * devices.ssd_ops / (write * spec.size + (1.0 - write))
     stats = M.move_stats(maps.normal_isolated, maps.normal_shared, n)
     switch = M.SwitchModel.build(stats, spec.normal_pgs, args.normal_tb * M.TB,
                                  args.urgent_tb * M.TB, spec.size, args.backfill_mbps * 1e6,
                                  args.max_misplaced)
-    backfill = M.backfill_load(stats, devices, args.backfill_fraction)
+    return Model(spec, maps, devices, devices.rates(maps.device_class), coef, write,
+                 urgent_capacity, ssd_count, stats, switch,
+                 M.backfill_load(stats, devices, args.backfill_fraction), mapping_secs)
 
+
+@dataclass
+class Demand:
+    workload: D.UrgentWorkload
+    demand: np.ndarray  # urgent IOPS per step, warm-up included
+    bursts: list[D.Burst]
+    seen: np.ndarray  # what the module measures
+    warm: int  # warm-up steps
+
+
+def urgent_demand(args: argparse.Namespace, capacity: float) -> Demand:
     workload = D.UrgentWorkload(night_util=args.night_util, day_util=args.day_util,
                                 bursts_per_hour=args.bursts_per_hour,
                                 night_burst_factor=args.night_burst_factor,
                                 burst_mean_secs=args.burst_secs,
                                 burst_min_util=args.burst_util[0],
                                 burst_max_util=args.burst_util[1])
-    warm = int(round(args.warmup_days * D.DAY / args.step))
     seconds = (args.warmup_days + args.days) * D.DAY
-    demand, bursts = D.urgent_demand(workload, urgent_capacity, seconds, args.step, args.seed)
+    demand, bursts = D.urgent_demand(workload, capacity, seconds, args.step, args.seed)
     seen = D.measured_rates(demand, args.step, args.lag, args.window, args.seed)
+    return Demand(workload, demand, bursts, seen,
+                  int(round(args.warmup_days * D.DAY / args.step)))
 
-    zero = np.zeros(n)
+
+def latency_tables(model: Model, peak: float) -> M.Tables:
+    """Urgent latency and normal throughput per urgent load, for each layout."""
+    zero = np.zeros(model.spec.osds)
+    coef, maps = model.coef, model.maps
     u_iso, u_pgs = coef["urgent_isolated"], maps.urgent_isolated
     cases = {
         "isolated": M.LoadCase(coef["normal_isolated"], u_iso, u_pgs, zero),
         "shared": M.LoadCase(coef["normal_shared"], u_iso, u_pgs, zero),
-        "isolated_backfill": M.LoadCase(coef["normal_isolated"], u_iso, u_pgs, backfill),
-        "shared_backfill": M.LoadCase(coef["normal_shared"], u_iso, u_pgs, backfill),
+        "isolated_backfill": M.LoadCase(coef["normal_isolated"], u_iso, u_pgs, model.backfill),
+        "shared_backfill": M.LoadCase(coef["normal_shared"], u_iso, u_pgs, model.backfill),
         "default": M.LoadCase(coef["normal_default"], coef["urgent_default"],
                               maps.urgent_default, zero),
         "solo": M.LoadCase(None, u_iso, u_pgs, zero),
     }
-    peak = float(demand.max())
-    tables = M.Tables(**{name: M.build_table(case, peak, mu, devices, write)
-                         for name, case in cases.items()})
+    return M.Tables(**{name: M.build_table(case, peak, model.mu, model.devices, model.write)
+                       for name, case in cases.items()})
 
+
+def run_policies(args: argparse.Namespace, model: Model, dem: Demand, tables: M.Tables
+                 ) -> list[M.Result]:
     if args.thresholds:
         thresholds = list(args.thresholds)
     else:
-        thresholds = [round2(f * urgent_capacity) for f in THRESHOLD_FRACTIONS]
+        thresholds = [round2(f * model.urgent_capacity) for f in THRESHOLD_FRACTIONS]
     results = []
     for policy in policies(thresholds, args.low_fraction, args.dwells):
-        traj = M.run_policy(policy, seen, args.step, switch, warm,
-                            spec.normal_pgs + spec.urgent_pgs)
-        results.append(M.score(policy, traj, demand, tables, args.step, warm, args.sla_factor))
-    fixed = next(r for r in results if r.policy.kind == "isolated")
-    best = M.recommend(results, args.sla_budget)
-    elapsed = time.monotonic() - started
+        traj = M.run_policy(policy, dem.seen, args.step, model.switch, dem.warm,
+                            model.spec.normal_pgs + model.spec.urgent_pgs)
+        results.append(M.score(policy, traj, dem.demand, tables, args.step, dem.warm,
+                               args.sla_factor))
+    return results
 
-    harm = {name: M.harm_point(getattr(tables, name), tables.solo, args.sla_factor)
-            for name in ("shared", "shared_backfill", "isolated_backfill", "default")}
-    counted = demand[warm:]
-    counted_bursts = [b for b in bursts if b.start >= args.warmup_days * D.DAY]
-    hdd_n = coef["normal_isolated"][mu == devices.hdd_ops]
-    summary: dict[str, Any] = {
-        "command": "python3 bench/policy_sim.py " + " ".join(sys.argv[1:] if argv is None
-                                                              else argv),
+
+def map_summary(model: Model) -> dict[str, Any]:
+    spec, stats, switch = model.spec, model.stats, model.switch
+    ssd, hdd = model.mu == model.devices.ssd_ops, model.mu == model.devices.hdd_ops
+    hdd_n = model.coef["normal_isolated"][hdd]
+    return {
         "map": {
-            "osds": n, "hosts": spec.hosts, "per_host": f"{spec.hdd_per_host} hdd + "
+            "osds": spec.osds, "hosts": spec.hosts, "per_host": f"{spec.hdd_per_host} hdd + "
             f"{spec.ssd_per_host} ssd", "hdd_weight": spec.hdd_weight,
             "ssd_weight": spec.ssd_weight, "size": spec.size,
             "normal_pgs": spec.normal_pgs, "urgent_pgs": spec.urgent_pgs,
             "normal_pool_id": mapping.NORMAL_POOL_ID, "urgent_pool_id": mapping.URGENT_POOL_ID,
-            **maps.info,
+            **model.maps.info,
         },
         "placement": {
             "replicas_moved_per_switch": stats.replicas_moved,
@@ -303,26 +345,44 @@ def main(argv: list[str] | None = None) -> int:
             "full_switch_secs": round(switch.full_switch_secs),
             "misplaced_ratio_at_switch_start": round(switch.misplaced_full, 4),
             "normal_load_share_on_ssd_shared": round(
-                float(coef["normal_shared"][mu == devices.ssd_ops].sum() / replicas_per_op), 4),
+                float(model.coef["normal_shared"][ssd].sum() / model.replicas_per_op), 4),
             "hdd_normal_load_max_over_mean_isolated": round(
                 float(hdd_n.max() / hdd_n.mean()), 4),
         },
-        "devices": {"hdd_ops": devices.hdd_ops, "ssd_ops": devices.ssd_ops,
-                    "rho_cap": devices.rho_cap, "normal_target_rho": devices.normal_target_rho,
+    }
+
+
+def workload_summary(args: argparse.Namespace, model: Model, dem: Demand) -> dict[str, Any]:
+    w, counted = dem.workload, dem.demand[dem.warm:]
+    return {
+        "urgent_capacity_iops": round(model.urgent_capacity, 1),
+        "night_util": w.night_util, "day_util": w.day_util,
+        "bursts_per_hour": w.bursts_per_hour, "night_burst_factor": w.night_burst_factor,
+        "burst_mean_secs": w.burst_mean_secs, "burst_util": [w.burst_min_util, w.burst_max_util],
+        "urgent_mean_iops": round(float(counted.mean()), 1),
+        "urgent_peak_iops": round(float(counted.max()), 1),
+        "bursts_counted": len(counted_bursts(args, dem)),
+        "step_secs": args.step, "lag_secs": args.lag, "window_secs": args.window,
+        "days": args.days, "warmup_days": args.warmup_days, "seed": args.seed,
+    }
+
+
+def counted_bursts(args: argparse.Namespace, dem: Demand) -> list[D.Burst]:
+    return [b for b in dem.bursts if b.start >= args.warmup_days * D.DAY]
+
+
+def summarize(args: argparse.Namespace, model: Model, dem: Demand, harm: dict[str, Any],
+              results: list[M.Result], rate_source: dict[str, Any]) -> dict[str, Any]:
+    """Everything the run found, for the JSON (the provenance is added on writing)."""
+    fixed = next(r for r in results if r.policy.kind == "isolated")
+    best = M.recommend(results, args.sla_budget)
+    d = model.devices
+    return {
+        **map_summary(model),
+        "devices": {"hdd_ops": d.hdd_ops, "ssd_ops": d.ssd_ops, "rho_cap": d.rho_cap,
+                    "normal_target_rho": d.normal_target_rho,
                     "read_fraction": args.read_fraction, "source": rate_source},
-        "workload": {
-            "urgent_capacity_iops": round(urgent_capacity, 1),
-            "night_util": workload.night_util, "day_util": workload.day_util,
-            "bursts_per_hour": workload.bursts_per_hour,
-            "night_burst_factor": workload.night_burst_factor,
-            "burst_mean_secs": workload.burst_mean_secs,
-            "burst_util": [workload.burst_min_util, workload.burst_max_util],
-            "urgent_mean_iops": round(float(counted.mean()), 1),
-            "urgent_peak_iops": round(float(counted.max()), 1),
-            "bursts_counted": len(counted_bursts),
-            "step_secs": args.step, "lag_secs": args.lag, "window_secs": args.window,
-            "days": args.days, "warmup_days": args.warmup_days, "seed": args.seed,
-        },
+        "workload": workload_summary(args, model, dem),
         "switch_cost": {"normal_tb": args.normal_tb, "urgent_tb": args.urgent_tb,
                         "backfill_mbps_per_osd": args.backfill_mbps,
                         "backfill_fraction_of_hdd": args.backfill_fraction,
@@ -335,41 +395,78 @@ def main(argv: list[str] | None = None) -> int:
                                                             / fixed.normal_ops_per_day, 4))
                     for r in results],
         "recommended": None if best is None else best.to_dict(),
-        "seconds": {"mapping": round(mapped_at - started, 2), "total": round(elapsed, 2)},
     }
 
-    print(f"map: {n} OSDs, {spec.hosts} hosts of {spec.hdd_per_host} hdd + "
+
+def print_header(args: argparse.Namespace, model: Model, dem: Demand, harm: dict[str, Any],
+                 rate_source: dict[str, Any]) -> None:
+    spec, d, switch = model.spec, model.devices, model.switch
+    counted = dem.demand[dem.warm:]
+    print(f"map: {spec.osds} OSDs, {spec.hosts} hosts of {spec.hdd_per_host} hdd + "
           f"{spec.ssd_per_host} ssd; normal pool {spec.normal_pgs} PGs, urgent {spec.urgent_pgs}")
     origin = rate_source.get("calibration", "flags")
-    print(f"devices: hdd {devices.hdd_ops:g}, ssd {devices.ssd_ops:g} ops/s per OSD "
+    print(f"devices: hdd {d.hdd_ops:g}, ssd {d.ssd_ops:g} ops/s per OSD "
           f"(hdd from {'--hdd-ops' if args.hdd_ops is not None else origin}, "
           f"ssd from {'--ssd-ops' if args.ssd_ops is not None else origin})")
-    print(f"switch: {stats.replicas_moved} replicas ({switch.bytes_per_switch / M.TB:.1f} TB), "
+    print(f"switch: {model.stats.replicas_moved} replicas "
+          f"({switch.bytes_per_switch / M.TB:.1f} TB), "
           f"{switch.full_switch_secs / 3600:.2f} h at {args.backfill_mbps:g} MB/s per OSD; "
-          f"urgent capacity {urgent_capacity:.0f} IOPS; urgent mean {counted.mean():.0f}, "
-          f"peak {counted.max():.0f} IOPS, {len(counted_bursts)} bursts")
+          f"urgent capacity {model.urgent_capacity:.0f} IOPS; urgent mean {counted.mean():.0f}, "
+          f"peak {counted.max():.0f} IOPS, {len(counted_bursts(args, dem))} bursts")
     shared_harm = harm["shared"]
     print("sharing breaks the SLA above " + ("never" if shared_harm is None else
-          f"{shared_harm:.0f} urgent IOPS ({shared_harm / urgent_capacity:.0%} of capacity)")
-          + "; during a shared->isolated backfill above "
+          f"{shared_harm:.0f} urgent IOPS ({shared_harm / model.urgent_capacity:.0%} of "
+          "capacity)") + "; during a shared->isolated backfill above "
           + ("never" if harm["shared_backfill"] is None else f"{harm['shared_backfill']:.0f}"))
     print()
-    print("\n".join(table_rows(results, fixed.normal_ops_per_day)))
-    if best is not None:
-        p = best.policy
-        print(f"\nrecommended: threshold_iops {p.high_iops:g} "
-              f"({p.high_iops / ssd_count:.2f} per urgent OSD, "
-              f"{p.high_iops / urgent_capacity:.1%} of urgent capacity), threshold_low_iops "
-              f"{p.low_iops:g}, min_dwell_secs {p.dwell_secs:g}: normal "
-              f"{best.normal_ops_per_day / fixed.normal_ops_per_day:.3f} x fixed isolation, "
-              f"{best.sla_violation_minutes_per_day:.1f} SLA-violation min/day")
-        if best.normal_ops_per_day < fixed.normal_ops_per_day * 1.005:
-            print("  (no adaptive setting within the SLA budget beats fixed isolation here)")
-    else:
+
+
+def print_recommendation(args: argparse.Namespace, model: Model, results: list[M.Result]
+                         ) -> None:
+    fixed = next(r for r in results if r.policy.kind == "isolated")
+    best = M.recommend(results, args.sla_budget)
+    if best is None:
         print(f"\nno adaptive setting stays within {args.sla_budget:g} SLA-violation min/day")
-    print(f"time: mapping {mapped_at - started:.1f} s, total {elapsed:.1f} s")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(summary, indent=2) + "\n")
+        return
+    p = best.policy
+    print(f"\nrecommended: threshold_iops {p.high_iops:g} "
+          f"({p.high_iops / model.ssd_count:.2f} per urgent OSD, "
+          f"{p.high_iops / model.urgent_capacity:.1%} of urgent capacity), threshold_low_iops "
+          f"{p.low_iops:g}, min_dwell_secs {p.dwell_secs:g}: normal "
+          f"{best.normal_ops_per_day / fixed.normal_ops_per_day:.3f} x fixed isolation, "
+          f"{best.sla_violation_minutes_per_day:.1f} SLA-violation min/day")
+    if best.normal_ops_per_day < fixed.normal_ops_per_day * 1.005:
+        print("  (no adaptive setting within the SLA budget beats fixed isolation here)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        hdd_ops, ssd_ops, rate_source = device_rates(args.hdd_ops, args.ssd_ops,
+                                                     args.calibration)
+    except ConfigError as exc:
+        print(f"policy_sim: {exc}", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    model = build_model(args, hdd_ops, ssd_ops)
+    dem = urgent_demand(args, model.urgent_capacity)
+    tables = latency_tables(model, float(dem.demand.max()))
+    results = run_policies(args, model, dem, tables)
+    harm = {name: M.harm_point(getattr(tables, name), tables.solo, args.sla_factor)
+            for name in ("shared", "shared_backfill", "isolated_backfill", "default")}
+    summary = summarize(args, model, dem, harm, results, rate_source)
+    elapsed = time.monotonic() - started
+    summary["seconds"] = {"mapping": round(model.mapping_secs, 2), "total": round(elapsed, 2)}
+    summary["provenance"] = provenance.provenance(
+        "bench.policy_sim", sys.argv[1:] if argv is None else argv,
+        provenance.parse_ceph_version(str(model.maps.info.get("tools", ""))),
+        provenance.CURRENT_DESIGN)
+    print_header(args, model, dem, harm, rate_source)
+    fixed = next(r for r in results if r.policy.kind == "isolated")
+    print("\n".join(table_rows(results, fixed.normal_ops_per_day)))
+    print_recommendation(args, model, results)
+    print(f"time: mapping {model.mapping_secs:.1f} s, total {elapsed:.1f} s")
+    write_json(args.out, summary, sort_keys=False)
     return 0
 
 

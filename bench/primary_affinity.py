@@ -1,6 +1,6 @@
 """Shared mode with SSD primaries: does it give normal clients more?
 
-    python3 bench/primary_affinity.py [--rounds 2] [--clients 16]
+    python3 -m bench.primary_affinity [--rounds 2] [--clients 16] [--secs 20] [--pg-num 64]
                                       [--out docs/benchmarks/primary-affinity.json]
 
 In shared mode `sla_shared` draws each normal PG's hdd replica at position 0
@@ -17,7 +17,11 @@ should change nothing there, which the isolated step with affinity 0 checks.
 """
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:
+    import _script  # noqa: F401  (bench/_script.py: runs this as python3 -m bench.<name>)
+
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -25,11 +29,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.emulation import DeviceSpeeds, EmulationError  # noqa: E402
-from bench.sla_bench import FULL, Bench, NormalClients, bench_cluster, wait_for  # noqa: E402
+from bench import provenance
+from bench.common import RESULTS, write_json
+from bench.emulation import DeviceSpeeds, EmulationError
+from bench.sla_bench import FULL, Bench, NormalClients, bench_cluster
+from harness.cephcluster import wait_for
 
 # (label, mode, hdd primary affinity), in the order run each round. The switch
 # to shared with affinity 0 already set goes through the module's gates.
@@ -81,9 +85,7 @@ def experiment(bench: Bench, rounds: int, clients: int) -> list[dict[str, Any]]:
             row = {**bench.idle_run(label, clients), "round": r + 1, "hdd_primary_affinity":
                    weight, "pgs_with_ssd_replica_by_primary_class": primaries_by_class(bench)}
             rows.append(row)
-    if affinity != 1:
-        set_hdd_primary_affinity(bench, 1)
-    return rows
+    return rows  # the cluster goes with the benchmark: affinity is not set back
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -100,29 +102,38 @@ def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "ssd_primaries_held": held}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--clients", type=int, default=16)
-    ap.add_argument("--out", type=Path, default=ROOT / "docs/benchmarks/primary-affinity.json")
-    args = ap.parse_args()
-    if args.rounds < 1 or args.clients < 1:
-        print("primary-affinity: --rounds and --clients must be >= 1", file=sys.stderr)
+    ap.add_argument("--secs", type=int, default=FULL.normal_secs,
+                    help="seconds of each measured run (normal clients only)")
+    ap.add_argument("--pg-num", type=int, default=FULL.pg_num, help="PGs of each pool")
+    ap.add_argument("--out", type=Path, default=RESULTS / "primary-affinity.json")
+    args = ap.parse_args(argv)
+    if min(args.rounds, args.clients, args.secs, args.pg_num) < 1:
+        print("primary-affinity: --rounds, --clients, --secs and --pg-num must be >= 1",
+              file=sys.stderr)
         return 2
     started = time.monotonic()
     speeds = DeviceSpeeds()
+    plan = dataclasses.replace(FULL, normal_secs=args.secs, pg_num=args.pg_num)
     try:
-        with bench_cluster(FULL, speeds) as bench:
+        with bench_cluster(plan, speeds) as bench:
+            release = provenance.ceph_release(bench.cluster.tool("ceph", "--version"))
             rows = experiment(bench, args.rounds, args.clients)
     except EmulationError as exc:
         print(f"primary-affinity: {exc}", file=sys.stderr)
         return 2
     result = {"runs": rows, "summary": summary(rows), "normal_clients": args.clients,
-              "normal_secs": FULL.normal_secs, "hdd_device_iops": speeds.hdd_iops,
+              "normal_secs": plan.normal_secs, "pg_num": plan.pg_num,
+              "hdd_device_iops": speeds.hdd_iops,
               "ssd_device_iops": speeds.ssd_iops,
-              "elapsed_secs": round(time.monotonic() - started, 1)}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+              "elapsed_secs": round(time.monotonic() - started, 1),
+              "provenance": provenance.provenance(
+                  "bench.primary_affinity", sys.argv[1:] if argv is None else argv, release,
+                  provenance.CURRENT_DESIGN)}
+    write_json(args.out, result)
     print(json.dumps(result["summary"], indent=2))
     return 0
 

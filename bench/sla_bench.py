@@ -1,7 +1,7 @@
 """SLA benchmark on a real cluster with emulated HDD/SSD speeds.
 
-    python3 bench/sla_bench.py [--quick] [--out docs/benchmarks/results.json]
-                               [--hdd-iops 150] [--ssd-iops 500]
+    python3 -m bench.sla_bench [--quick] [--out docs/benchmarks/results.json]
+                               [--hdd-iops 150] [--ssd-iops 500] [--strategy move|copy]
 
 Starts its own mini cluster (8 BlueStore OSDs, 4 hosts of 1 hdd + 1 ssd), caps
 every OSD's device I/Os per second by its class (bench/emulation.py), checks the
@@ -9,7 +9,9 @@ caps with a calibration run, then runs side by side on that cluster:
 
 - default:  both pools on Ceph's replicated_rule (all OSDs, class-oblivious)
 - fixed:    urgent pool on sla_isolated_urgent, normal on sla_isolated_normal
-- adaptive: the sla module in auto mode (isolated while urgent is active)
+- adaptive: the sla module in auto mode (isolated while urgent is active); the
+            normal pool's strategy is --strategy (move: pg_upmap_items, the
+            'upmap' design; copy: an extra copy by pool size)
 
 The urgent client writes then reads back its objects with fio's rados engine
 (the paper's micro-benchmark: turnaround and every op's latency) while 0..16
@@ -20,30 +22,39 @@ bytes moved, backfill bytes per client byte. Plots: bench/plot_results.py.
 """
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:
+    import _script  # noqa: F401  (bench/_script.py: runs this as python3 -m bench.<name>)
+
 import argparse
 import contextlib
+import dataclasses
 import json
-import os
-import platform
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench import provenance
+from bench.common import (
+    RESULTS,
+    busy_percent,
+    cpu_times,
+    fio_json,
+    machine,
+    missing_tools,
+    progress,
+    rados_bench,
+    throttled_cluster,
+    workdir,
+    write_json,
+)
+from bench.emulation import BlkioThrottle, DeviceSpeeds, EmulationError
+from harness.cephcluster import Cluster, wait_for
 
-from bench.emulation import BlkioThrottle, DeviceSpeeds, EmulationError  # noqa: E402
-from harness.cephcluster import Cluster, wait_for  # noqa: E402
-
-# Reads must reach the throttled device, not BlueStore's buffer cache.
-OSD_CONF = "bluestore default buffered read = false\n"
 MODES = ("default", "fixed", "adaptive")
 RULES = {
     "default": {"urgent": "replicated_rule", "normal": "replicated_rule"},
@@ -66,6 +77,7 @@ class Plan:
     back_to_shared: bool  # adaptive: also measure the switch back to shared
     block_kb: int = 16
     pg_num: int = 64
+    strategy: str = "move"  # the normal pool's in adaptive mode: move (upmap) or copy
 
 
 FULL = Plan((0, 1, 2, 4, 8, 16), (1, 4, 16), urgent_mb=8, normal_secs=20,
@@ -104,24 +116,6 @@ def fio_ops_per_sec(report: dict[str, Any]) -> float:
     return total
 
 
-def fio_json(stdout: str) -> dict[str, Any]:
-    """fio's JSON report; fio may print notices before it."""
-    start = stdout.find("{")
-    if start < 0:
-        raise RuntimeError(f"fio printed no report: {stdout.strip()[:300]!r}")
-    return json.loads(stdout[start:])
-
-
-def rados_bench_ops(summary: str, made: str = "writes") -> float:
-    """Ops per second from `rados bench`'s closing summary (its JSON is not valid):
-    `made` is "writes" (write) or "reads" (seq, rand)."""
-    fields = dict(line.split(":", 1) for line in summary.splitlines() if ":" in line)
-    try:
-        return float(fields[f"Total {made} made"]) / float(fields["Total time run"])
-    except (KeyError, ValueError, ZeroDivisionError):
-        raise RuntimeError(f"no rados bench summary in: {summary.strip()[-300:]!r}") from None
-
-
 def targets(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The issue's targets from the runs: urgent p99 growth and the idle speedup."""
     out: dict[str, Any] = {}
@@ -152,17 +146,6 @@ def targets(runs: list[dict[str, Any]]) -> dict[str, Any]:
                            / max(slo["adaptive-mistuned"]["urgent_p99_ms"], 1e-9), 2),
             "target": "< 1 (the objective isolates where the threshold does not)"}
     return out
-
-
-def cpu_times() -> tuple[int, int]:
-    """(total, idle + iowait) jiffies of the machine."""
-    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
-    return sum(fields), fields[3] + fields[4]
-
-
-def busy_percent(before: tuple[int, int], after: tuple[int, int]) -> float:
-    total, idle = after[0] - before[0], after[1] - before[1]
-    return round(100.0 * (1 - idle / max(total, 1)), 1)
 
 
 # -- clients ------------------------------------------------------------------
@@ -261,13 +244,8 @@ class Bench:
             self.throttle.limit(f"osd.{osd}", self.pids[f"osd.{osd}"], self.speeds.iops(cls))
 
     def rados_bench(self, pool: str, secs: int) -> float:
-        p = subprocess.run(["rados", "-c", self.cluster.conf, "-p", pool, "bench", str(secs),
-                            "write", "-b", "4096", "-t", "16", "--no-cleanup",
-                            "--run-name", f"cal{time.monotonic_ns()}"],
-                           capture_output=True, text=True, timeout=secs + 120)
-        if p.returncode != 0:
-            raise RuntimeError(f"rados bench failed: {p.stderr.strip()[:400]}")
-        return rados_bench_ops(p.stdout)
+        return rados_bench(self.cluster, pool, secs, "write", "-b", "4096", "-t", "16",
+                           "--no-cleanup", "--run-name", f"cal{time.monotonic_ns()}")
 
     def calibrate(self) -> dict[str, Any]:
         """One OSD per class (a size-1 pool of one PG): capped, then uncapped."""
@@ -319,7 +297,8 @@ class Bench:
             # start isolated, as after `ceph mgr module enable sla`; adaptive() unpins
             c.ceph("sla", "mode", "isolated")
             c.ceph("sla", "pool", "set", "urgent", "urgent", timeout=300)
-            c.ceph("sla", "pool", "set", "normal", "normal", timeout=300)
+            c.ceph("sla", "pool", "set", "normal", "normal", "--strategy", self.plan.strategy,
+                   timeout=300)
         c.wait_clean(600)
 
     def counters(self) -> dict[str, int]:
@@ -443,62 +422,65 @@ class Bench:
     def adaptive(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """Idle -> shared; urgent arrives under load -> isolated; runs; idle -> shared."""
         self.fresh_pools("adaptive")
-        runs: list[dict[str, Any]] = []
-        switches: list[dict[str, Any]] = []
+        switches = [self.share_under_load(lambda: self.cluster.ceph("sla", "mode", "auto"))]
+        runs = [self.idle_run("adaptive", n) for n in self.plan.idle_n]
+        switches.append(self.isolate_under_load())
+        for n in self.plan.urgent_n:
+            if self.mode() != "isolated":
+                switches.append(self.isolate_again(n))
+            runs.append({**self.urgent_run("adaptive", n),
+                         "module_urgent_latency_ms": self.module_latency()})
+        if self.plan.back_to_shared:
+            switches.append(self.share_under_load(lambda: None))
+        return runs, switches
+
+    def share_under_load(self, start: Callable[[], Any]) -> dict[str, Any]:
+        """The switch to shared that `start()` lets happen (the urgent client
+        idle), under the busiest normal load."""
         busiest = max(self.plan.urgent_n)
         since = self.counters()
         normals = NormalClients(self.cluster, busiest, self.plan)
         try:
             started = time.monotonic()
-            self.cluster.ceph("sla", "mode", "auto")
-            switches.append({**self.await_switch("shared", started, since),
-                             "normal_clients": busiest})
+            start()
+            switch = {**self.await_switch("shared", started, since), "normal_clients": busiest}
         finally:
             normals.stop()
-        print(json.dumps(switches[-1]), flush=True)
-        runs += [self.idle_run("adaptive", n) for n in self.plan.idle_n]
+        print(json.dumps(switch), flush=True)
+        return switch
 
+    def isolate_under_load(self) -> dict[str, Any]:
+        """The urgent client arrives under the busiest normal load: the switch to
+        isolated, with the urgent client's figures during it."""
+        busiest = max(self.plan.urgent_n)
         since = self.counters()
         normals = NormalClients(self.cluster, busiest, self.plan)
         try:
-            time.sleep(3)
+            time.sleep(3)  # normal clients at full load before the urgent client starts
             urgent = UrgentClient(self.cluster, self.plan, self.workdir)
             record = self.await_switch("isolated", urgent.started, since)
             during = urgent.result()
         finally:
             normals.stop()
-        switches.append({**record, "normal_clients": busiest,
-                         **{f"{k}_during_switch": v for k, v in during.items()}})
-        print(json.dumps(switches[-1]), flush=True)
+        switch = {**record, "normal_clients": busiest,
+                  **{f"{k}_during_switch": v for k, v in during.items()}}
+        print(json.dumps(switch), flush=True)
+        return switch
 
-        for n in self.plan.urgent_n:
-            if self.mode() != "isolated":
-                # The urgent client was quiet for the dwell between runs, so the
-                # module shared again: a real switch, reported, then measured
-                # isolated as the runs are meant to be.
-                last = self.cluster.json("sla", "history")[0]
-                print(f"sla-bench: back in {last['to']} before the run with {n} normal "
-                      f"clients: {last['reason']}", flush=True)
-                since = self.counters()
-                warmup = UrgentClient(self.cluster, self.plan, self.workdir)
-                try:
-                    switches.append({**self.await_switch("isolated", warmup.started, since),
-                                     "normal_clients": 0, "cause": last["reason"]})
-                finally:
-                    warmup.stop()
-            runs.append({**self.urgent_run("adaptive", n),
-                         "module_urgent_latency_ms": self.module_latency()})
-        if self.plan.back_to_shared:
-            since = self.counters()
-            normals = NormalClients(self.cluster, busiest, self.plan)
-            try:
-                switches.append({**self.await_switch("shared", time.monotonic(), since),
-                                 "normal_clients": busiest})
-            finally:
-                normals.stop()
-            print(json.dumps(switches[-1]), flush=True)
-        return runs, switches
-
+    def isolate_again(self, n: int) -> dict[str, Any]:
+        """The urgent client was quiet for the dwell between runs, so the module
+        shared again: a real switch, reported, then the run with n normal
+        clients is measured isolated as the runs are meant to be."""
+        last = self.cluster.json("sla", "history")[0]
+        print(f"sla-bench: back in {last['to']} before the run with {n} normal "
+              f"clients: {last['reason']}", flush=True)
+        since = self.counters()
+        warmup = UrgentClient(self.cluster, self.plan, self.workdir)
+        try:
+            return {**self.await_switch("isolated", warmup.started, since),
+                    "normal_clients": 0, "cause": last["reason"]}
+        finally:
+            warmup.stop()
 
     def module_latency(self) -> float | None:
         """The module's own urgent latency figure (the objective's percentile of
@@ -530,8 +512,25 @@ class Bench:
         # and in any case below the shared figure, so that the same load breaks it.
         slo_ms = round(min((isolated_ms or shared_ms) * shared_ms, (0.8 * shared_ms) ** 2)
                        ** 0.5, 3)
-        basis = ("geometric mean of the module's urgent latency isolated and shared, "
-                 "at most 0.8 x shared")
+        switch = self.objective_switch(slo_ms)
+        slo_run = {**self.urgent_run("adaptive-slo", busiest),
+                   "module_urgent_latency_ms": self.module_latency(), "mode_after": self.mode()}
+        status = c.sla_status()
+        pool = next(p for p in status["pools"] if p["name"] == "urgent")
+        slo_run["module_slo_violation_secs"] = pool["latency"]["slo_violation_seconds"]
+        c.ceph("sla", "set-slo", "0")
+        c.ceph("sla", "set-threshold", *THRESHOLD)
+        info = {"slo_ms": slo_ms, "isolated_module_ms": isolated_ms, "shared_module_ms": shared_ms,
+                "basis": "geometric mean of the module's urgent latency isolated and shared, "
+                         "at most 0.8 x shared", "switch": switch}
+        for run in (mistuned, slo_run, info):
+            print(json.dumps(run), flush=True)
+        return [mistuned, slo_run], info
+
+    def objective_switch(self, slo_ms: float) -> dict[str, Any]:
+        """Under the busiest load, the urgent client running, the objective comes
+        on: the switch to isolated it makes, with its reason."""
+        c, busiest = self.cluster, max(self.plan.urgent_n)
         since = self.counters()
         normals = NormalClients(c, busiest, self.plan)
         try:
@@ -545,28 +544,7 @@ class Bench:
             urgent.result()
         finally:
             normals.stop()
-        reason = c.json("sla", "history")[0]["reason"]
-        slo_run = {**self.urgent_run("adaptive-slo", busiest),
-                   "module_urgent_latency_ms": self.module_latency(), "mode_after": self.mode()}
-        status = c.sla_status()
-        pool = next(p for p in status["pools"] if p["name"] == "urgent")
-        slo_run["module_slo_violation_secs"] = pool["latency"]["slo_violation_seconds"]
-        c.ceph("sla", "set-slo", "0")
-        c.ceph("sla", "set-threshold", *THRESHOLD)
-        info = {"slo_ms": slo_ms, "basis": basis, "isolated_module_ms": isolated_ms,
-                "shared_module_ms": shared_ms, "switch": {**switch, "reason": reason}}
-        for run in (mistuned, slo_run):
-            print(json.dumps(run), flush=True)
-        print(json.dumps(info), flush=True)
-        return [mistuned, slo_run], info
-
-
-def machine() -> dict[str, Any]:
-    ceph = subprocess.run(["ceph", "--version"], capture_output=True, text=True).stdout.strip()
-    fio = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
-    return {"cpus": os.cpu_count(), "memory_gb": round(
-        os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
-        "kernel": platform.release(), "ceph": ceph, "fio": fio}
+        return {**switch, "reason": c.json("sla", "history")[0]["reason"]}
 
 
 @contextlib.contextmanager
@@ -574,50 +552,45 @@ def bench_cluster(plan: Plan, speeds: DeviceSpeeds) -> Iterator[Bench]:
     """The benchmark's own cluster: 8 BlueStore OSDs with emulated device speeds,
     the sla module loaded with its rules and the benchmark's settings. Daemons,
     cgroups and the temp dir are gone when the block ends, however it ends."""
-    tmp = Path(tempfile.mkdtemp(prefix="sla-bench-"))
-    try:
-        throttle = BlkioThrottle(tmp.name, tmp)
-        conf = tmp / "osd.conf"
-        conf.write_text(OSD_CONF)
-        cluster = Cluster.up(tmp / "c", objectstore="bluestore", extra_conf=conf)
-        try:
-            bench = Bench(cluster, throttle, speeds, plan, tmp)
-            bench.emulate()
-            cluster.enable_sla()
-            cluster.ceph("sla", "rules", "apply", timeout=300)
-            for key, value in MODULE_CONFIG.items():
-                cluster.ceph("config", "set", "mgr", f"mgr/sla/{key}", value)
-            cluster.ceph("sla", "set-threshold", *THRESHOLD)
-            yield bench
-        finally:
-            cluster.down()
-            busy = throttle.remove()
-            if busy:
-                print(f"sla-bench: cgroups still in use: {busy}", file=sys.stderr)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    with workdir("sla-bench-") as tmp, throttled_cluster(tmp, "c") as (cluster, throttle):
+        bench = Bench(cluster, throttle, speeds, plan, tmp)
+        bench.emulate()
+        cluster.enable_sla()
+        cluster.ceph("sla", "rules", "apply", timeout=300)
+        for key, value in MODULE_CONFIG.items():
+            cluster.ceph("config", "set", "mgr", f"mgr/sla/{key}", value)
+        cluster.ceph("sla", "set-threshold", *THRESHOLD)
+        yield bench
+
+
+def measure(bench: Bench, plan: Plan, progress: Callable[[str], None]
+            ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]],
+                       dict[str, Any]]:
+    """(calibration, runs, switches, the latency objective's pair) on `bench`."""
+    progress("calibrating")
+    calibration = bench.calibrate()
+    print(json.dumps(calibration), flush=True)
+    runs: list[dict[str, Any]] = []
+    for mode in ("default", "fixed"):
+        progress(f"mode {mode}")
+        runs += bench.static_mode(mode)
+    progress("mode adaptive")
+    adaptive_runs, switches = bench.adaptive()
+    runs += adaptive_runs
+    progress("latency objective: adaptive-mistuned vs adaptive-slo")
+    busiest = max(plan.urgent_n)
+    isolated_ms = next((r.get("module_urgent_latency_ms") for r in adaptive_runs
+                        if r["urgent_active"] and r["normal_clients"] == busiest), None)
+    slo_runs, slo = bench.slo_pair(isolated_ms)
+    return calibration, runs + slo_runs, switches, slo
 
 
 def run(plan: Plan, speeds: DeviceSpeeds, quick: bool, progress: Callable[[str], None]
         ) -> dict[str, Any]:
     started = time.monotonic()
     with bench_cluster(plan, speeds) as bench:
-        progress("calibrating")
-        calibration = bench.calibrate()
-        print(json.dumps(calibration), flush=True)
-        runs: list[dict[str, Any]] = []
-        for mode in ("default", "fixed"):
-            progress(f"mode {mode}")
-            runs += bench.static_mode(mode)
-        progress("mode adaptive")
-        adaptive_runs, switches = bench.adaptive()
-        runs += adaptive_runs
-        progress("latency objective: adaptive-mistuned vs adaptive-slo")
-        busiest = max(plan.urgent_n)
-        isolated_ms = next((r.get("module_urgent_latency_ms") for r in adaptive_runs
-                            if r["urgent_active"] and r["normal_clients"] == busiest), None)
-        slo_runs, slo = bench.slo_pair(isolated_ms)
-        runs += slo_runs
+        release = provenance.ceph_release(bench.cluster.tool("ceph", "--version"))
+        calibration, runs, switches, slo = measure(bench, plan, progress)
     return {
         "runs": runs, "switches": switches, "targets": targets(runs), "slo": slo,
         "emulation": {
@@ -630,35 +603,38 @@ def run(plan: Plan, speeds: DeviceSpeeds, quick: bool, progress: Callable[[str],
                  "idle_normal_clients": list(plan.idle_n), "urgent_mb": plan.urgent_mb,
                  "block_kb": plan.block_kb, "pg_num": plan.pg_num, "osds": 8,
                  "objectstore": "bluestore", "threshold_iops": list(THRESHOLD),
-                 "module": MODULE_CONFIG},
+                 "module": MODULE_CONFIG, "strategy": plan.strategy},
         "elapsed_secs": round(time.monotonic() - started, 1),
+        "ceph_release": release,
     }
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="smoke run (about 5 minutes)")
-    ap.add_argument("--out", type=Path, default=ROOT / "docs/benchmarks/results.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "results.json")
     ap.add_argument("--hdd-iops", type=int, default=DeviceSpeeds.hdd_iops)
     ap.add_argument("--ssd-iops", type=int, default=DeviceSpeeds.ssd_iops)
-    args = ap.parse_args()
-    for tool in ("fio", "rados", "ceph"):
-        if shutil.which(tool) is None:
-            print(f"sla-bench: {tool} not found: run deploy/install-deps.sh", file=sys.stderr)
-            return 2
+    ap.add_argument("--strategy", choices=tuple(provenance.DESIGN_OF_STRATEGY), default="move",
+                    help="the normal pool's strategy in adaptive mode (default: move)")
+    args = ap.parse_args(argv)
+    for tool in missing_tools(("fio", "rados", "ceph")):
+        print(f"sla-bench: {tool} not found: run deploy/install-deps.sh", file=sys.stderr)
+        return 2
     if min(args.hdd_iops, args.ssd_iops) < 1:
         print("sla-bench: --hdd-iops and --ssd-iops must be >= 1", file=sys.stderr)
         return 2
-    t0 = time.monotonic()
     try:
-        results = run(QUICK if args.quick else FULL, DeviceSpeeds(args.hdd_iops, args.ssd_iops),
-                      args.quick, lambda what: print(
-                          f"sla-bench: [{time.monotonic() - t0:6.0f} s] {what}", flush=True))
+        plan = dataclasses.replace(QUICK if args.quick else FULL, strategy=args.strategy)
+        results = run(plan, DeviceSpeeds(args.hdd_iops, args.ssd_iops), args.quick,
+                      progress("sla-bench"))
     except EmulationError as exc:
         print(f"sla-bench: {exc}", file=sys.stderr)
         return 2
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    results["provenance"] = provenance.provenance(
+        "bench.sla_bench", sys.argv[1:] if argv is None else argv,
+        results.pop("ceph_release"), provenance.DESIGN_OF_STRATEGY[args.strategy])
+    write_json(args.out, results)
     print(json.dumps(results["targets"], indent=2))
     print(f"sla-bench: results in {args.out} after {results['elapsed_secs']:.0f} s")
     return 0

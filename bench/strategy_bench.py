@@ -31,35 +31,34 @@ Run it under the cluster lock: `flock /tmp/sla-cluster.lock python3 -m bench.str
 """
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:
+    import _script  # noqa: F401  (bench/_script.py: runs this as python3 -m bench.<name>)
+
 import argparse
 import contextlib
-import json
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from bench.emulation import BlkioThrottle, DeviceSpeeds, EmulationError  # noqa: E402
-from bench.sla_bench import (  # noqa: E402
-    MODULE_CONFIG,
-    OSD_CONF,
-    THRESHOLD,
+from bench import provenance as prov
+from bench.common import (
+    RESULTS,
     fio_json,
     machine,
-    percentile,
-    read_lat_log,
+    missing_tools,
+    progress,
+    throttled_cluster,
+    workdir,
+    write_json,
 )
-from harness.cephcluster import Cluster, wait_for  # noqa: E402
+from bench.emulation import DeviceSpeeds, EmulationError
+from bench.sla_bench import MODULE_CONFIG, THRESHOLD, percentile, read_lat_log
+from harness.cephcluster import Cluster, wait_for
 
 STRATEGIES = ("copy", "move")
 LOADS = {"mix70": ["--rw=randrw", "--rwmixread=70"], "write": ["--rw=randwrite"],
@@ -104,6 +103,51 @@ def model_gain(strategy: str, read_fraction: float, size: int, share: float) -> 
     hdd = (1 - read_fraction) * size if strategy == "copy" else \
         (1 - read_fraction) * size * (1 - share) + read_fraction
     return round(isolated / hdd, 3) if hdd > 0 else None
+
+
+@dataclass
+class SwitchSeen:
+    """What polling saw during a switch to isolated."""
+
+    started: float
+    polls: int = 0
+    first_map: tuple[float, int] | None = None  # (secs, epoch) the map first showed isolation
+    degraded: set[str] = field(default_factory=set)
+    degraded_objects: int = 0
+
+    def sample(self, pg_stats: list[dict[str, Any]]) -> None:
+        for p in pg_stats:
+            if "degraded" in p["state"] or "undersized" in p["state"]:
+                self.degraded.add(p["pgid"])
+            self.degraded_objects = max(self.degraded_objects,
+                                        int(p["stat_sum"].get("num_objects_degraded", 0)))
+
+
+def urgent_latencies(log: Path) -> list[tuple[float, float]]:
+    """(seconds since start, ms) of every op in fio's latency logs named after
+    `log`; the logs are removed."""
+    lat: list[tuple[float, float]] = []
+    for f in sorted(log.parent.glob(f"{log.name}_lat.*.log")):
+        for line in f.read_text().splitlines():
+            fields = [x.strip() for x in line.split(",")]
+            ms = read_lat_log([line])
+            if ms and fields[0].isdigit():
+                lat.append((int(fields[0]) / 1000.0, ms[0]))
+    for f in log.parent.glob(f"{log.name}_*.log"):
+        f.unlink()
+    return lat
+
+
+def latency_figures(during: list[float], after: list[float]) -> dict[str, Any]:
+    """The urgent client's latency during the switch and after it."""
+    return {
+        "urgent_ops_during_switch": len(during),
+        "urgent_p50_ms_during_switch": round(percentile(during, 50), 2) if during else None,
+        "urgent_p99_ms_during_switch": round(percentile(during, 99), 2) if during else None,
+        "urgent_max_ms_during_switch": round(max(during), 2) if during else None,
+        "urgent_ops_after": len(after),
+        "urgent_p99_ms_after": round(percentile(after, 99), 2) if after else None,
+    }
 
 
 def acting_from_osdmaptool(text: str, pool_id: int) -> dict[str, list[int]]:
@@ -265,76 +309,55 @@ class StrategyBench:
                      "--nrfiles=4", "--size=4M", "--time_based", "--runtime=900",
                      f"--write_lat_log={log}", "--log_avg_msec=0"),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        started = time.monotonic()
-        degraded: set[str] = set()
-        degraded_objects = 0
-        polls = 0
-        first_map: tuple[float, int] | None = None
-
-        def sample() -> None:
-            nonlocal degraded_objects
-            for p in self.pg_stats():
-                if "degraded" in p["state"] or "undersized" in p["state"]:
-                    degraded.add(p["pgid"])
-                degraded_objects = max(degraded_objects,
-                                       int(p["stat_sum"].get("num_objects_degraded", 0)))
+        seen = SwitchSeen(time.monotonic())
         try:
-            while True:
-                seen = time.monotonic()
-                epoch, size, acting = self.acting(pool_id)
-                polls += 1
-                if size == SIZE and acting and not self.on_ssd(acting):
-                    # The map's first isolated epoch may precede the pg_temp the
-                    # primaries ask for while they backfill (move): isolation
-                    # counts once PG stats reported at or after it are clean.
-                    if first_map is None:
-                        first_map = (seen - started, epoch)
-                    if self.stats_isolated(first_map[1]):
-                        tti, epoch_iso = seen - started, epoch
-                        break
-                else:
-                    first_map = None
-                sample()
-                if seen - started > timeout:
-                    raise RuntimeError(f"still {self.on_ssd(acting)} PGs acting on ssd "
-                                       f"after {timeout:.0f} s")
-                if proc.poll() is not None:
-                    raise RuntimeError(f"urgent fio ended early (rc {proc.returncode})")
+            tti, epoch_iso = self.await_isolation(pool_id, proc, seen, timeout)
             settle_end = time.monotonic() + self.plan.settle_secs
             while time.monotonic() < settle_end:
-                sample()
+                seen.sample(self.pg_stats())
         finally:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGINT)
             out, err = proc.communicate(timeout=120)
         mode = self.c.sla_status()["mode"]
-        lat: list[tuple[float, float]] = []
-        for f in sorted(log.parent.glob(f"{log.name}_lat.*.log")):
-            for line in f.read_text().splitlines():
-                fields = [x.strip() for x in line.split(",")]
-                ms = read_lat_log([line])
-                if ms and fields[0].isdigit():
-                    lat.append((int(fields[0]) / 1000.0, ms[0]))
-        for f in log.parent.glob(f"{log.name}_*.log"):
-            f.unlink()
-        during = [ms for t, ms in lat if t <= tti]
-        after = [ms for t, ms in lat if t > tti]
+        lat = urgent_latencies(log)
         epoch_end = self.acting(pool_id)[0]
         return {
-            "time_to_isolation_secs": round(tti, 2), "map_polls": polls,
-            "map_first_isolated_secs": round(first_map[0], 2) if first_map else None,
+            "time_to_isolation_secs": round(tti, 2), "map_polls": seen.polls,
+            "map_first_isolated_secs": round(seen.first_map[0], 2) if seen.first_map else None,
             "epochs_to_isolation": epoch_iso - epoch0, "epoch_start": epoch0,
-            "degraded_pgs_seen": len(degraded), "max_degraded_objects_seen": degraded_objects,
+            "degraded_pgs_seen": len(seen.degraded),
+            "max_degraded_objects_seen": seen.degraded_objects,
             "epochs_incl_settle": epoch_end - epoch0, "mode_after": mode,
-            "urgent_ops_during_switch": len(during),
-            "urgent_p50_ms_during_switch": round(percentile(during, 50), 2) if during else None,
-            "urgent_p99_ms_during_switch": round(percentile(during, 99), 2) if during else None,
-            "urgent_max_ms_during_switch": round(max(during), 2) if during else None,
-            "urgent_ops_after": len(after),
-            "urgent_p99_ms_after": round(percentile(after, 99), 2) if after else None,
+            **latency_figures([ms for t, ms in lat if t <= tti], [ms for t, ms in lat if t > tti]),
             "urgent_fio_rc": proc.returncode, "urgent_fio_report": bool(out.strip()),
             "urgent_fio_err": err.strip()[:200] if proc.returncode not in (0, 128) else "",
         }
+
+    def await_isolation(self, pool_id: int, proc: subprocess.Popen[str], seen: SwitchSeen,
+                        timeout: float) -> tuple[float, int]:
+        """Poll the map until the pool is off the ssd OSDs and PG stats agree:
+        (seconds since seen.started, that epoch)."""
+        while True:
+            now = time.monotonic()
+            epoch, size, acting = self.acting(pool_id)
+            seen.polls += 1
+            if size == SIZE and acting and not self.on_ssd(acting):
+                # The map's first isolated epoch may precede the pg_temp the
+                # primaries ask for while they backfill (move): isolation
+                # counts once PG stats reported at or after it are clean.
+                if seen.first_map is None:
+                    seen.first_map = (now - seen.started, epoch)
+                if self.stats_isolated(seen.first_map[1]):
+                    return now - seen.started, epoch
+            else:
+                seen.first_map = None
+            seen.sample(self.pg_stats())
+            if now - seen.started > timeout:
+                raise RuntimeError(f"still {self.on_ssd(acting)} PGs acting on ssd "
+                                   f"after {timeout:.0f} s")
+            if proc.poll() is not None:
+                raise RuntimeError(f"urgent fio ended early (rc {proc.returncode})")
 
     def stats_clean_since(self, epoch: int, acting: dict[str, list[int]]) -> bool:
         """Every PG of the pool reported at or after `epoch`: active+clean on the
@@ -412,61 +435,21 @@ def strategy_cluster(speeds: DeviceSpeeds, plan: Plan) -> Iterator[StrategyBench
     """8 BlueStore OSDs with emulated device speeds, the sla module with its
     rules, the benchmark's timings and an urgent pool; daemons, cgroups and the
     temp dir are gone when the block ends, however it ends."""
-    tmp = Path(tempfile.mkdtemp(prefix="sla-strategy-"))
-    try:
-        throttle = BlkioThrottle(tmp.name, tmp)
-        conf = tmp / "osd.conf"
-        conf.write_text(OSD_CONF)
-        try:
-            cluster = Cluster.up(tmp / "c", objectstore="bluestore", extra_conf=conf)
-            try:
-                pids = cluster.pids()
-                bench = StrategyBench(cluster, plan, tmp)
-                for osd, cls in bench.classes.items():
-                    throttle.limit(f"osd.{osd}", pids[f"osd.{osd}"], speeds.iops(cls))
-                cluster.enable_sla()
-                cluster.ceph("sla", "rules", "apply", timeout=300)
-                for key, value in MODULE_CONFIG.items():
-                    cluster.ceph("config", "set", "mgr", f"mgr/sla/{key}", value)
-                cluster.ceph("sla", "set-threshold", *THRESHOLD)
-                cluster.ceph("sla", "mode", "isolated")
-                cluster.create_pool("urgent", plan.pg_num)
-                cluster.ceph("sla", "pool", "set", "urgent", "urgent", timeout=300)
-                cluster.wait_clean(300)
-                yield bench
-            finally:
-                cluster.down()
-        finally:
-            busy = throttle.remove()
-            if busy:
-                print(f"strategy-bench: cgroups still in use: {busy}", file=sys.stderr)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def provenance(argv: list[str]) -> dict[str, Any]:
-    """The shared provenance block (bench/provenance.py's format)."""
-    import os
-    import platform
-    import re
-    import shlex
-    from datetime import datetime, timezone
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
-                            text=True).stdout.strip() or "unknown"
-    ver = subprocess.run(["ceph", "--version"], capture_output=True, text=True).stdout
-    m = re.search(r"ceph version (\S+) \([0-9a-f]+\) (\w+)", ver)
-    osr = dict(line.split("=", 1) for line in Path("/etc/os-release").read_text().splitlines()
-               if "=" in line)
-    name = " ".join(x.strip('"') for x in (osr.get("NAME", "").split(" ")[0],
-                                           osr.get("VERSION_ID", ""),
-                                           osr.get("VERSION_CODENAME", "")) if x.strip('"'))
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return {"commit": commit, "date": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "command": shlex.join(["python3", "-m", "bench.strategy_bench", *argv]),
-            "machine": {"cores": os.cpu_count() or 1, "memory_gib": round(mem, 1),
-                        "os": name or platform.platform()},
-            "ceph_release": f"{m.group(1)} {m.group(2)}" if m else "unknown",
-            "placement_design": "upmap+copy"}
+    with workdir("sla-strategy-") as tmp, throttled_cluster(tmp, "c") as (cluster, throttle):
+        pids = cluster.pids()
+        bench = StrategyBench(cluster, plan, tmp)
+        for osd, cls in bench.classes.items():
+            throttle.limit(f"osd.{osd}", pids[f"osd.{osd}"], speeds.iops(cls))
+        cluster.enable_sla()
+        cluster.ceph("sla", "rules", "apply", timeout=300)
+        for key, value in MODULE_CONFIG.items():
+            cluster.ceph("config", "set", "mgr", f"mgr/sla/{key}", value)
+        cluster.ceph("sla", "set-threshold", *THRESHOLD)
+        cluster.ceph("sla", "mode", "isolated")
+        cluster.create_pool("urgent", plan.pg_num)
+        cluster.ceph("sla", "pool", "set", "urgent", "urgent", timeout=300)
+        cluster.wait_clean(300)
+        yield bench
 
 
 def run(plan: Plan, speeds: DeviceSpeeds, say: Callable[[str], None]) -> dict[str, Any]:
@@ -511,27 +494,24 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--smoke", action="store_true", help="smallest run (about 3 minutes)")
-    ap.add_argument("--out", type=Path, default=ROOT / "docs/benchmarks/strategies.json")
+    ap.add_argument("--out", type=Path, default=RESULTS / "strategies.json")
     ap.add_argument("--hdd-iops", type=int, default=DeviceSpeeds.hdd_iops)
     ap.add_argument("--ssd-iops", type=int, default=DeviceSpeeds.ssd_iops)
     args = ap.parse_args(argv)
-    missing = [t for t in ("fio", "rados", "ceph", "osdmaptool") if shutil.which(t) is None]
+    missing = missing_tools(("fio", "rados", "ceph", "osdmaptool"))
     if missing:
         print(f"strategy-bench: {', '.join(missing)} not found: run deploy/install-deps.sh",
               file=sys.stderr)
         return 2
-    t0 = time.monotonic()
-    prov = provenance(argv)
+    block = prov.provenance("bench.strategy_bench", argv, prov.ceph_release(), "upmap+copy")
     try:
         results = run(SMOKE if args.smoke else FULL, DeviceSpeeds(args.hdd_iops, args.ssd_iops),
-                      lambda what: print(f"strategy-bench: [{time.monotonic() - t0:6.0f} s] "
-                                         f"{what}", flush=True))
+                      progress("strategy-bench"))
     except EmulationError as exc:
         print(f"strategy-bench: {exc}", file=sys.stderr)
         return 2
-    results = {"provenance": prov, **results}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    results = {"provenance": block, **results}
+    write_json(args.out, results)
     print(table(results))
     print(f"strategy-bench: results in {args.out} after {results['elapsed_secs']:.0f} s")
     return 0

@@ -10,17 +10,17 @@ tests/integration/test_copy_strategy.py.
 """
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:
+    import _script  # noqa: F401  (bench/_script.py: runs this as python3 -m bench.<name>)
+
 import argparse
 import json
-import os
-import platform
-import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench import provenance
 from mgr_sla.state import Strategy
 from mgr_sla.switch_cost import Capacity, PoolCostInputs, pool_cost
 
@@ -67,26 +67,6 @@ def cell(c: Cluster, volume_tb: float, reads: float, max_isolation_secs: float
     return out
 
 
-def provenance(command: list[str]) -> dict[str, Any]:
-    root = Path(__file__).resolve().parents[1]
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                                text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    mem = next((int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines()
-                if line.startswith("MemTotal:")), 0)
-    os_name = next((line.split("=", 1)[1].strip('"') for line in
-                    Path("/etc/os-release").read_text().splitlines()
-                    if line.startswith("PRETTY_NAME=")), platform.platform())
-    return {"commit": commit, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "command": " ".join(command),
-            "machine": {"cores": os.cpu_count(), "memory_gib": round(mem / 2**20, 1),
-                        "os": os_name},
-            "ceph_release": "none (the module's cost model, no Ceph)",
-            "placement_design": "upmap+copy"}
-
-
 def table(cells: list[dict[str, Any]]) -> str:
     lines = [f"{'VOLUME':>8} {'READS':>6}  {'COPY gain/TTI/SLA min':<24} "
              f"{'MOVE gain/TTI/SLA min':<26} RECOMMENDED"]
@@ -115,8 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     print(table(cells))
     if args.out:
         args.out.write_text(json.dumps({
-            "provenance": provenance([sys.executable, "-m", "bench.strategy_table",
-                                      *(argv if argv is not None else sys.argv[1:])]),
+            "provenance": provenance.provenance(
+                "bench.strategy_table", sys.argv[1:] if argv is None else argv,
+                "none (the module's cost model, no Ceph)", "upmap+copy"),
             "cluster": c.__dict__, "max_isolation_secs": args.max_isolation_secs,
             "cells": cells}, indent=1) + "\n")
     return 0

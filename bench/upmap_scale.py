@@ -47,6 +47,9 @@ Run it under the cluster lock:
 """
 from __future__ import annotations
 
+if __name__ == "__main__" and not __package__:
+    import _script  # noqa: F401  (bench/_script.py: runs this as python3 -m bench.<name>)
+
 import argparse
 import datetime
 import json
@@ -70,10 +73,9 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from harness.cephcluster import wait_for
 
-from harness.cephcluster import wait_for  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 DEFAULT_OUT = ROOT / "docs/benchmarks/upmap-scale.json"
 POOL = "normal"

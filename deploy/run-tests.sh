@@ -2,11 +2,29 @@
 # The whole test suite: lint, types, unit tests, integration tests on a real
 # Ceph cluster that the tests start and stop: Pacific from the host's packages,
 # Reef and Tentacle from Debian roots built (once, then cached) by
-# deploy/release-root.sh; then the SLA benchmark's quick run. Installs what it
-# needs first, and a real CPython 3.9 for the unit suite (deploy/python39.sh:
-# python3.9 on PATH, pyenv's, or Debian bullseye's in a cached root).
+# deploy/release-root.sh; then every benchmark script at its smallest size and
+# the SLA benchmark's quick run. Installs what it needs first, and a real
+# CPython 3.9 for the unit suite (deploy/python39.sh: python3.9 on PATH,
+# pyenv's, or Debian bullseye's in a cached root).
+#
+# The tox environments run one after the other and the first that fails stops
+# the run. With SLA_RECORD_SUITE=1 the run writes each environment's seconds to
+# docs/benchmarks/suite.json (bench/suite_times.py); otherwise it writes nothing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ENVS=(lint unit unit-py39 integration integration-reef integration-tentacle bench-smoke bench)
+started=$EPOCHREALTIME
 bash deploy/install-deps.sh
 eval "$(bash deploy/python39.sh)"   # exports SLA_PYTHON39 (and SLA_PYTHON39_LIBS) for unit-py39
-exec python3 -m tox run -e lint,unit,unit-py39,integration,integration-reef,integration-tentacle,bench "$@"
+times=()
+for env in "${ENVS[@]}"; do
+    t0=$EPOCHREALTIME
+    python3 -m tox run -e "$env" "$@"
+    times+=("$env=$(python3 -c "print(round($EPOCHREALTIME - $t0, 1))")")
+done
+total=$(python3 -c "print(round($EPOCHREALTIME - $started, 1))")
+echo "run-tests: ${times[*]}; total ${total} s"
+if [ "${SLA_RECORD_SUITE:-0}" = 1 ]; then
+    python3 -m bench.suite_times --total "$total" --out docs/benchmarks/suite.json \
+        --command "bash deploy/run-tests.sh${*:+ $*}" "${times[@]}"
+fi

@@ -116,6 +116,14 @@ def build(spec: MapSpec, tools: Tools, cache_dir: Path | None) -> ClusterMapping
         cached = _load(cache_dir / f"mappings-{key}.npz", spec)
         if cached is not None:
             return cached
+    result = _mappings(spec, tools, text, str(key_data["tools"]))
+    if cache_dir is not None:
+        _save(cache_dir / f"mappings-{key}.npz", result)
+    return result
+
+
+def _mappings(spec: MapSpec, tools: Tools, text: str, tools_version: str) -> ClusterMappings:
+    """Generate the rules on the map of `text` and map both pools with osdmaptool."""
     started = time.monotonic()
     binary = read_map(tools, text.encode())
     options = GenerateOptions(size=spec.size, pool_ids=(NORMAL_POOL_ID,),
@@ -129,16 +137,15 @@ def build(spec: MapSpec, tools: Tools, cache_dir: Path | None) -> ClusterMapping
     n, m = spec.normal_pgs, spec.urgent_pgs
     osdmap = synthetic_osdmap(tools, crush, spec.size, n + m)
     placement = options.placement()
-    shared_args = crush.choose_args.get(NORMAL_POOL_ID)
-    hybrid_args = crush.choose_args.get(URGENT_POOL_ID)
 
     def mapped(rule: str, pgs: int, args: Any) -> dict[int, tuple[int, ...]]:
         return map_rule(tools, blocks, osdmap, Pool(1, 0, pgs), R.rule_steps(rule, placement),
                         args, synthetic=True)
 
+    shared_args = crush.choose_args.get(NORMAL_POOL_ID)
     iso_n = mapped(R.ISOLATED_NORMAL, n, shared_args)
     shared_n = with_upmaps(mapped(R.SHARED, n, shared_args), crush, options)
-    iso_u = mapped(R.ISOLATED_URGENT, n + m, hybrid_args)
+    iso_u = mapped(R.ISOLATED_URGENT, n + m, crush.choose_args.get(URGENT_POOL_ID))
     # stock replicated_rule: take the root, chooseleaf host; no weight sets
     default = mapped(R.SHARED, n + m, None)
     size = spec.size
@@ -154,9 +161,9 @@ def build(spec: MapSpec, tools: Tools, cache_dir: Path | None) -> ClusterMapping
         "verify_movement_efficiency": pair.movement_efficiency if pair else None,
         "generate_secs": round(generated_at - started, 2),
         "mapping_secs": round(time.monotonic() - generated_at, 2),
-        "tools": key_data["tools"],
+        "tools": tools_version,
     }
-    result = ClusterMappings(
+    return ClusterMappings(
         spec, classes,
         _array(iso_n, range(n), size, R.ISOLATED_NORMAL),
         _array(shared_n, range(n), size, R.SHARED),
@@ -165,9 +172,6 @@ def build(spec: MapSpec, tools: Tools, cache_dir: Path | None) -> ClusterMapping
         _array(default, range(n, n + m), size, "replicated_rule"),
         info,
     )
-    if cache_dir is not None:
-        _save(cache_dir / f"mappings-{key}.npz", result)
-    return result
 
 
 def with_upmaps(mapped: dict[int, tuple[int, ...]], crush: Any, options: GenerateOptions

@@ -5,18 +5,15 @@ The figures are not judged here (docs/benchmarks.md reports them); what is
 checked is that the run measured what it claims: the device caps held and the
 CPU was not the limit, every run and switch is there, nothing is left behind.
 """
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+from bench_runner import results as checked_results
+from bench_runner import run_bench
 
-from bench import plot_results  # noqa: E402
-from bench import sla_bench as B  # noqa: E402
-from bench.emulation import BLKIO  # noqa: E402
+from bench import plot_results, provenance
+from bench import sla_bench as B
+from bench.emulation import BLKIO
 
 GROUPS = BLKIO / "ceph-sla-bench"
 
@@ -38,11 +35,9 @@ def test_quick_benchmark(tmp_path):
     out = tmp_path / "results.json"
     work = tmp_path / "work"
     work.mkdir()
-    p = subprocess.run([sys.executable, str(ROOT / "bench/sla_bench.py"), "--quick",
-                        "--out", str(out)], env={**os.environ, "TMPDIR": str(work)},
-                       capture_output=True, text=True, timeout=900)
-    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
-    results = json.loads(out.read_text())
+    run_bench("sla_bench", "--quick", "--out", str(out), env={**os.environ, "TMPDIR": str(work)},
+              timeout=900)
+    results = checked_results(out, "sla_bench", "pacific", provenance.CURRENT_DESIGN)
 
     # nothing left: daemons, cgroups, the work directory
     assert own_processes(str(work)) == []

@@ -12,11 +12,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+from bench import strategy_bench as S
+from bench.emulation import BLKIO
 
-from bench import strategy_bench as S  # noqa: E402
-from bench.emulation import BLKIO  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 PROVENANCE = {"commit", "date", "command", "machine", "ceph_release", "placement_design"}
 

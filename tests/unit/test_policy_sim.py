@@ -309,7 +309,8 @@ def test_flags_win_and_the_source_is_recorded(tmp_path):
 
 
 def test_a_missing_calibration_says_what_to_do(tmp_path):
-    with pytest.raises(P.ConfigError, match="absent.json not found.*--hdd-ops.*sla_bench.py"):
+    with pytest.raises(P.ConfigError,
+                       match="absent.json not found.*--hdd-ops.*python3 -m bench.sla_bench"):
         P.device_rates(None, 400.0, tmp_path / "absent.json")
     bad = tmp_path / "bad.json"
     bad.write_text("{}")

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import common as C
 from bench import emulation as E
 from bench import sla_bench as B
 
@@ -34,18 +35,18 @@ def test_fio_ops_per_sec_sums_jobs_over_their_runtime():
 
 
 def test_fio_json_skips_notices_and_names_a_missing_report():
-    assert B.fio_json('fio: note\n{"jobs": []}') == {"jobs": []}
+    assert C.fio_json('fio: note\n{"jobs": []}') == {"jobs": []}
     with pytest.raises(RuntimeError, match="no report"):
-        B.fio_json("fio: terminating on signal 2\n")
+        C.fio_json("fio: terminating on signal 2\n")
 
 
 def test_rados_bench_ops_from_the_summary():
     summary = ("  sec Cur ops   started  finished\n    1      16       100        84\n"
                "Total time run:         10.2332\nTotal writes made:      3131\n"
                "Write size:             4096\n")
-    assert B.rados_bench_ops(summary) == pytest.approx(3131 / 10.2332)
+    assert C.rados_bench_ops(summary) == pytest.approx(3131 / 10.2332)
     with pytest.raises(RuntimeError, match="no rados bench summary"):
-        B.rados_bench_ops("error: pool not found\n")
+        C.rados_bench_ops("error: pool not found\n")
 
 
 def _run(mode, n, p99=None, ops=None, active=True):
@@ -77,8 +78,8 @@ def test_targets_without_a_solo_run_or_idle_pair_are_left_out():
 
 
 def test_busy_percent():
-    assert B.busy_percent((1000, 900), (2000, 1650)) == 25.0
-    assert B.busy_percent((5, 5), (5, 5)) == 100.0  # no time passed: no idle seen
+    assert C.busy_percent((1000, 900), (2000, 1650)) == 25.0
+    assert C.busy_percent((5, 5), (5, 5)) == 100.0  # no time passed: no idle seen
 
 
 def test_device_speeds_by_class():
