@@ -91,7 +91,17 @@ def _shared_and_placed(cluster: Cluster, pool_id: int, urgent: set[int]) -> None
     one urgent OSD and the three normal ones."""
     wait_mode(cluster, "shared", DWELL + 120)
     wait_for("copypool at size 4", lambda: _pool(cluster)["size"] == 4, 60)
+    sized = _isolated_by_the_map(cluster, pool_id, 3, urgent)[0]
     cluster.wait_clean(300)
+
+    def copied() -> bool:
+        """Every PG clean by a report made after the size change: the urgent
+        copy complete (`pg stat` may still show the clean state of before)."""
+        pgs = cluster.json("pg", "ls-by-pool", POOL)
+        pgs = pgs.get("pg_stats", pgs) if isinstance(pgs, dict) else pgs
+        return bool(pgs) and all(p["state"] == "active+clean"
+                                 and int(p.get("reported_epoch", 0)) >= sized for p in pgs)
+    wait_for("copypool's urgent copies complete", copied, 300)
 
     def placed() -> bool:
         _, acting = _acting(cluster, pool_id)
