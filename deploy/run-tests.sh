@@ -13,16 +13,18 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ENVS=(lint unit unit-py39 integration integration-reef integration-tentacle bench-smoke bench)
-started=$EPOCHREALTIME
+now() { date +%s.%N; }
+secs_since() { python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$1" "$(now)"; }
+started=$(now)
 bash deploy/install-deps.sh
 eval "$(bash deploy/python39.sh)"   # exports SLA_PYTHON39 (and SLA_PYTHON39_LIBS) for unit-py39
 times=()
 for env in "${ENVS[@]}"; do
-    t0=$EPOCHREALTIME
+    t0=$(now)
     python3 -m tox run -e "$env" "$@"
-    times+=("$env=$(python3 -c "print(round($EPOCHREALTIME - $t0, 1))")")
+    times+=("$env=$(secs_since "$t0")")
 done
-total=$(python3 -c "print(round($EPOCHREALTIME - $started, 1))")
+total=$(secs_since "$started")
 echo "run-tests: ${times[*]}; total ${total} s"
 if [ "${SLA_RECORD_SUITE:-0}" = 1 ]; then
     python3 -m bench.suite_times --total "$total" --out docs/benchmarks/suite.json \
