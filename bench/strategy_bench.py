@@ -59,6 +59,8 @@ from bench.common import (
 from bench.emulation import DeviceSpeeds, EmulationError
 from bench.sla_bench import MODULE_CONFIG, THRESHOLD, percentile, read_lat_log
 from harness.cephcluster import Cluster, wait_for
+from mgr_sla import switch_cost
+from mgr_sla.state import Strategy
 
 STRATEGIES = ("copy", "move")
 LOADS = {"mix70": ["--rw=randrw", "--rwmixread=70"], "write": ["--rw=randwrite"],
@@ -96,13 +98,10 @@ def fio_rates(report: dict[str, Any]) -> dict[str, float]:
             "read_share": round(reads / ops, 3) if ops else 0.0}
 
 
-def model_gain(strategy: str, read_fraction: float, size: int, share: float) -> float | None:
-    """The module's gain model (docs/placement-strategies.md): HDD ops per client
-    op isolated over shared (None: no HDD op left, an unbounded gain)."""
-    isolated = (1 - read_fraction) * size + read_fraction
-    hdd = (1 - read_fraction) * size if strategy == "copy" else \
-        (1 - read_fraction) * size * (1 - share) + read_fraction
-    return round(isolated / hdd, 3) if hdd > 0 else None
+def model_gain(strategy: str, read_fraction: float, size: int, share: float) -> float:
+    """The module's own gain model (mgr_sla/switch_cost.py, what `ceph sla plan`
+    shows): HDD work per client op isolated over shared."""
+    return switch_cost._gain(Strategy(strategy), read_fraction, size, share)
 
 
 @dataclass

@@ -32,11 +32,15 @@ def own_processes(marker: str) -> list[str]:
     return out
 
 
-def test_model_gain_matches_the_documented_formula():
-    # isolated (1-r)N + r HDD ops per op; copy (1-r)N; move (1-r)N(1-s) + r
-    assert S.model_gain("copy", 0.7, 3, 0.0) == round(1.6 / 0.9, 3)
-    assert S.model_gain("copy", 0.0, 3, 0.0) == 1.0
-    assert S.model_gain("move", 0.0, 3, 0.25) == round(3 / 2.25, 3)
+def test_model_gain_is_the_modules():
+    from mgr_sla import switch_cost
+    from mgr_sla.state import Strategy
+    for strategy in S.STRATEGIES:
+        for r in (0.0, 0.7, 1.0):
+            assert S.model_gain(strategy, r, 3, 0.25) == switch_cost._gain(
+                Strategy(strategy), r, 3, 0.25)
+    assert S.model_gain("copy", 0.0, 3, 0.0) == 1.0  # every copy acks a write
+    assert S.model_gain("copy", 0.7, 3, 0.0) > 1.0
 
 
 def test_smoke_run(tmp_path):
