@@ -51,13 +51,10 @@ if __name__ == "__main__" and not __package__:
     import _script  # noqa: F401  (bench/_script.py: runs this as python3 -m bench.<name>)
 
 import argparse
-import datetime
 import json
 import math
 import os
-import platform
 import random
-import shlex
 import shutil
 import signal
 import socket
@@ -73,6 +70,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from bench import provenance as P
 from harness.cephcluster import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,43 +100,6 @@ def import_rados() -> Any:
             raise SystemExit(f"upmap-scale: cannot import rados ({e}): install python3-rados "
                              "(ceph-common) or run with /usr/bin/python3") from e
     return rados
-
-
-# ---------------------------------------------------------------- provenance
-
-def provenance(command: str) -> dict[str, Any]:
-    def run(*argv: str) -> str:
-        try:
-            return subprocess.run(argv, capture_output=True, text=True, cwd=ROOT,
-                                  timeout=30).stdout.strip()
-        except (OSError, subprocess.TimeoutExpired):
-            return ""
-    mem_kib = 0
-    for line in Path("/proc/meminfo").read_text().splitlines():
-        if line.startswith("MemTotal:"):
-            mem_kib = int(line.split()[1])
-    os_name = platform.platform()
-    release = Path("/etc/os-release")
-    if release.exists():
-        for line in release.read_text().splitlines():
-            if line.startswith("PRETTY_NAME="):
-                os_name = line.split("=", 1)[1].strip().strip('"')
-    return {"commit": run("git", "rev-parse", "HEAD"),
-            "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "command": command,
-            "machine": {"cores": os.cpu_count() or 0,
-                        "memory_gib": round(mem_kib / 2**20, 1), "os": os_name},
-            "ceph_release": run("ceph", "--version"),
-            "placement_design": "upmap"}
-
-
-def command_line() -> str:
-    spec = globals().get("__spec__")
-    if spec is not None and spec.name == "bench.upmap_scale":
-        head = ["python3", "-m", "bench.upmap_scale"]
-    else:
-        head = ["python3", os.path.relpath(sys.argv[0], ROOT)]
-    return shlex.join(head + sys.argv[1:])
 
 
 # ---------------------------------------------------------------- the rig
@@ -638,7 +599,6 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--entries must be in 1..--pgs")
     if args.today_sample and 2 * args.today_sample >= entries:
         ap.error("--today-sample K needs 2K < entries")
-    command = command_line()
     rados = import_rados()
     topo = Topology(args.hosts, args.osds_per_host)
     threading.stack_size(512 * 1024)  # thousands of blocking command threads
@@ -704,7 +664,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(workdir, ignore_errors=True)
     accepted = all(r["commands_failed"] == 0 for r in rows)
     kept = all(r["entries_present_after"] == r["entries_sent"] for r in rows)
-    prov = provenance(command)
+    prov = P.provenance("bench.upmap_scale", argv if argv is not None else sys.argv[1:],
+                        P.ceph_release(), P.CURRENT_DESIGN)
     run = {
         "provenance": prov,
         "pgs": args.pgs, "entries": entries,

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench import provenance
+
 ROOT = Path(__file__).resolve().parents[2]
 ENTRIES = 48
 PACINGS = ["today", "burst16", "balancer"]
@@ -50,11 +52,10 @@ def test_upmap_scale_small(tmp_path):
     assert list(work.iterdir()) == []
 
     prov = r["provenance"]
-    assert set(prov) >= {"commit", "date", "command", "machine", "ceph_release",
-                         "placement_design"}
-    assert prov["placement_design"] == "upmap" and "bench.upmap_scale" in prov["command"]
-    assert prov["machine"]["cores"] >= 1 and prov["machine"]["memory_gib"] > 0
-    assert "ceph version" in prov["ceph_release"]
+    assert provenance.check(prov) == [], prov
+    assert prov["placement_design"] == provenance.CURRENT_DESIGN
+    assert prov["command"].startswith("python3 -m bench.upmap_scale --pgs 1000"), prov
+    assert prov["ceph_release"] != provenance.UNKNOWN, prov
 
     rig = r["rig"]
     assert rig["osds"] == 32 and rig["osds_up"] == 0 and rig["osds_in"] == 32, rig
