@@ -46,3 +46,17 @@ def results(path: Path, module: str, ceph: str, design: str) -> dict[str, Any]:
         block["ceph_release"]
     assert block["placement_design"] == design
     return data
+
+
+def own_processes(marker: str) -> list[str]:
+    """Command lines of the running processes that mention `marker` (a test's
+    own temp dir): what a benchmark left running."""
+    out = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if marker in text:
+            out.append(text)
+    return out

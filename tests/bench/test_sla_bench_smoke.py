@@ -6,28 +6,15 @@ checked is that the run measured what it claims: the device caps held and the
 CPU was not the limit, every run and switch is there, nothing is left behind.
 """
 import os
-from pathlib import Path
 
+from bench_runner import own_processes, run_bench
 from bench_runner import results as checked_results
-from bench_runner import run_bench
 
 from bench import plot_results, provenance
 from bench import sla_bench as B
 from bench.emulation import BLKIO
 
 GROUPS = BLKIO / "ceph-sla-bench"
-
-
-def own_processes(marker: str) -> list[str]:
-    out = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in text:
-            out.append(text)
-    return out
 
 
 def test_quick_benchmark(tmp_path):

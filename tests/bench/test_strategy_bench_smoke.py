@@ -12,24 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench_runner import own_processes
+
 from bench import strategy_bench as S
 from bench.emulation import BLKIO
 
 ROOT = Path(__file__).resolve().parents[2]
 
 PROVENANCE = {"commit", "date", "command", "machine", "ceph_release", "placement_design"}
-
-
-def own_processes(marker: str) -> list[str]:
-    out = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in text:
-            out.append(text)
-    return out
 
 
 def test_model_gain_is_the_modules():

@@ -12,23 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from bench_runner import own_processes
+
 from bench import provenance
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRIES = 48
 PACINGS = ["today", "burst16", "balancer"]
-
-
-def own_processes(marker: str) -> list[str]:
-    out = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            text = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if marker in text:
-            out.append(text)
-    return out
 
 
 def test_upmap_scale_small(tmp_path):
