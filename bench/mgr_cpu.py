@@ -32,7 +32,7 @@ from typing import Any
 
 from bench import provenance
 from bench.common import RESULTS, cluster_for, process_cpu_secs, rados_bench, write_json
-from harness.cephcluster import Cluster, wait_for
+from harness.cephcluster import Cluster, placed, wait_for
 
 LOAD = "rados bench rand, 4 KiB reads, 8 threads, normal pool; urgent pool idle"
 
@@ -79,7 +79,9 @@ def prepare(cluster: Cluster, write_secs: float) -> str:
     elif (managed["normal"]["role"], managed["normal"].get("strategy")) != ("normal", "move"):
         raise RuntimeError(f"pool normal is managed otherwise: {managed['normal']}")
     cluster.ceph("config", "set", "mgr", "mgr/sla/min_dwell_secs", "5")
-    wait_for("shared", lambda: cluster.sla_status()["mode"] == "shared", 120)
+    # shared and every upmap entry in, then clean: a phase measured while the
+    # entries still land would time the peering they cause, not the module
+    wait_for("shared, upmap entries placed", lambda: placed(cluster), 300)
     cluster.wait_clean(300)
     # the objects the read phases read (rados bench rand needs a write's metadata)
     ops = rados_bench(cluster, "normal", write_secs, "write", "-b", "4096", "-t", "8",
@@ -94,6 +96,7 @@ def alternate(cluster: Cluster, rounds: int, secs: float) -> dict[str, list[dict
     for _ in range(rounds):
         for state in ("on", "off"):
             sla_on(cluster, state == "on")
+            cluster.wait_clean(300)  # steady state: no phase starts amid peering
             phases[state].append(phase(cluster, secs))
             print(f"mgr-cpu: module {state}: {phases[state][-1]}", flush=True)
     return phases

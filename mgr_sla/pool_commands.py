@@ -12,6 +12,7 @@ from mgr_module import HandleCommandResult
 
 from .cluster import ClusterView, PoolInfo, pg_bytes_by_seed, pool_refusal
 from .commands_io import OutputFormat, refuse, reply
+from .crush_rules.rules import copy_rule_name
 from .decision import Mode
 from .maps import MapReader
 from .placement import Placement
@@ -23,7 +24,6 @@ from .state import (
     Role,
     Strategy,
     UrgentPlacement,
-    copy_rule,
     expected_rule,
 )
 from .state_store import StateStore
@@ -251,4 +251,4 @@ class PoolCommands:
                      ("installed" if result.changed else "unchanged") + ": sla CRUSH rules "
                      f"({', '.join(sorted(result.rule_ids))}), weight sets for the move pools "
                      f"{list(options.pool_ids)}, copy rules "
-                     f"{[copy_rule(n) for n in options.copy_sizes]}\n")
+                     f"{[copy_rule_name(n) for n in options.copy_sizes]}\n")

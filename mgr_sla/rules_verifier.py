@@ -13,6 +13,7 @@ from typing import Any, Callable
 from . import compat
 from .cluster import ClusterView
 from .crush_rules import CrushError, GenerateOptions, InstallResult, Tools, install, verify_live
+from .crush_rules.rules import copy_rule_name
 from .settings import Settings
 from .state import (
     RULE_HYBRID,
@@ -23,7 +24,6 @@ from .state import (
     Role,
     Strategy,
     UrgentPlacement,
-    copy_rule,
 )
 from .worker import KeyedWorker
 
@@ -48,7 +48,7 @@ def rules_needed(state: ModuleState) -> list[str]:
         if role.role is Role.URGENT and role.placement is UrgentPlacement.HYBRID:
             needed.append(RULE_HYBRID)
         if role.strategy is Strategy.COPY and role.base_size:
-            needed.append(copy_rule(role.base_size))
+            needed.append(copy_rule_name(role.base_size))
     return sorted(set(needed), key=needed.index)
 
 

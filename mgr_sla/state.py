@@ -11,13 +11,13 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .crush_rules.rules import copy_rule_name
 from .decision import DecisionState, Mode
 
 RULE_ISOLATED_NORMAL = "sla_isolated_normal"
 RULE_SHARED = "sla_shared"
 RULE_ISOLATED_URGENT = "sla_isolated_urgent"
 RULE_HYBRID = "sla_hybrid"
-RULE_COPY_PREFIX = "sla_copy_"  # + the pool's base size: crush_rules.copy_rule_name
 
 HISTORY_LEN = 50
 STATE_KEY = "state"
@@ -63,15 +63,11 @@ class PoolRole:
     base_min_size: int | None = None
 
 
-def copy_rule(size: int) -> str:
-    return f"{RULE_COPY_PREFIX}{size}"
-
-
 def expected_rule(role: PoolRole, mode: Mode) -> str:
     if role.role is Role.URGENT:
         return RULE_HYBRID if role.placement is UrgentPlacement.HYBRID else RULE_ISOLATED_URGENT
     if role.strategy is Strategy.COPY and role.base_size:
-        return copy_rule(role.base_size)
+        return copy_rule_name(role.base_size)
     return RULE_SHARED if mode is Mode.SHARED else RULE_ISOLATED_NORMAL
 
 
