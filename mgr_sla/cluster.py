@@ -164,15 +164,22 @@ def pool_misplaced_ratios(pg_dump: Mapping[str, Any]) -> dict[int, float]:
 
 def pgs_acting_on(pg_stats: Iterable[Mapping[str, Any]], pool_ids: Iterable[int],
                   osds: frozenset[int]) -> int:
-    """How many PGs of the pools still have an acting OSD among `osds`.
+    """How many PGs of the pools may still serve I/O on one of `osds`.
 
     Acting, not up: after a rule change the old OSDs keep serving through
     pg_temp until backfill ends, so isolation is real only once acting
-    sets have left them (docs/known-issues.md)."""
+    sets have left them (docs/known-issues.md). A PG that is not active yet
+    counts too, whatever its acting set says: while it peers, the stats show
+    the new up set before the primary has asked for the pg_temp that keeps
+    the old OSDs acting."""
     wanted = {str(p) for p in pool_ids}
     count = 0
     for pg in pg_stats:
-        if str(pg.get("pgid", "")).split(".")[0] in wanted and osds & set(pg.get("acting", [])):
+        if str(pg.get("pgid", "")).split(".")[0] not in wanted:
+            continue
+        state = set(str(pg.get("state", "")).split("+"))
+        settled = "active" in state and "peering" not in state
+        if not settled or osds & set(pg.get("acting", [])):
             count += 1
     return count
 

@@ -39,7 +39,9 @@ DEFAULT_DRAIN_BYTES_PER_SEC = 100.0 * 2**20
 # epoch. Measured on a mon-only rig (bench/upmap_scale.py, 6,000 entries):
 # 8 at a time 750 epochs and 857 s; 256 at a time 24 epochs and 27 s.
 UPMAP_PARALLEL = 256
-UPMAP_ENTRY_BYTES = 37  # an entry with one pair in every full OSDMap (17 + 4 + 8 x pairs, rounded)
+# An entry with one pair in every full OSDMap: measured 29 bytes (bench/upmap_scale.py:
+# 6,000 and 60,000 entries grew the map by 174,000 and 1,740,000 bytes).
+UPMAP_ENTRY_BYTES = 29
 DEFAULT_READ_FRACTION = 0.5  # a pool with no ops measured yet
 # What a small replica write costs an HDD OSD in reads (BlueStore, measured on the
 # emulated devices: about 36 client writes/s of size 3 against 320-460 reads/s)

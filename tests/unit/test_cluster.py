@@ -53,6 +53,13 @@ def test_pg_views():
     ]
     assert pgs_acting_on(stats, [2], frozenset({1, 2})) == 1
     assert pgs_acting_on(stats, [2], frozenset({7})) == 0
+    # peering: the stats' acting set may be the new up set before pg_temp is in
+    assert pgs_acting_on(stats, [1], frozenset({7})) == 1
+    for state in ("activating+remapped", "remapped+peering", "unknown"):
+        assert pgs_acting_on([{"pgid": "2.0", "acting": [0], "state": state}], [2],
+                             frozenset({7})) == 1, state
+    assert pgs_acting_on([{"pgid": "2.0", "acting": [0], "state": "active+recovery_wait+degraded"}],
+                         [2], frozenset({7})) == 0
     assert pgs_not_clean(stats, [2]) == 1
     assert pgs_not_clean(stats, [1, 2]) == 2
 

@@ -1,0 +1,59 @@
+"""The switch tracker's time to isolation, on PG stats as the mgr serves them."""
+from __future__ import annotations
+
+from typing import Any
+
+from mgr_sla.state import SwitchRecord
+from mgr_sla.switch_tracker import SwitchTracker
+
+URGENT = frozenset({6, 7})
+
+
+class _Log:
+    def info(self, *a: Any) -> None: ...
+    def debug(self, *a: Any) -> None: ...
+
+
+def _tracker(stats: list[dict[str, Any]]) -> SwitchTracker:
+    return SwitchTracker(lambda what: {"pg_stats": stats} if what == "pg_stats" else {},
+                         lambda *a, **k: None, _Log())
+
+
+def _isolating(tracker: SwitchTracker) -> SwitchRecord:
+    record = SwitchRecord(time=100.0, from_mode="shared", to_mode="isolated", reason="busy")
+    tracker.start(record, {"2.0": [0, 6, 1], "2.1": [1, 2, 3]})
+    tracker.placed_at(50)
+    return record
+
+
+def test_isolation_counts_only_once_no_pg_may_serve_on_urgent_osds() -> None:
+    stats = [{"pgid": "2.0", "acting": [0, 6, 1], "up": [0, 4, 1],
+              "state": "active+remapped+backfilling"},
+             {"pgid": "2.1", "acting": [1, 2, 3], "up": [1, 2, 3], "state": "active+clean"}]
+    tracker = _tracker(stats)
+    record = _isolating(tracker)
+    tracker.track(50, [2], URGENT, lambda: {"2.0": [0, 4, 1], "2.1": [1, 2, 3]}, False, 101.0)
+    assert record.time_to_isolation_secs is None and tracker.isolating
+    assert (record.pgs_moved, record.replicas_moved) == (1, 1)
+    # peering: the stats show the new up set before pg_temp keeps osd.6 acting
+    stats[0].update(acting=[0, 4, 1], state="remapped+peering")
+    tracker.track(51, [2], URGENT, lambda: {}, False, 102.0)
+    assert record.time_to_isolation_secs is None
+    # active off the urgent OSDs (recovery still to come): isolated, not yet done
+    stats[0].update(state="active+recovery_wait+degraded")
+    tracker.track(52, [2], URGENT, lambda: {}, False, 103.5)
+    assert record.time_to_isolation_secs == 3.5 and tracker.last_time_to_isolation == 3.5
+    assert tracker.isolating  # still watched until every PG is clean
+    stats[0].update(state="active+clean")
+    tracker.track(53, [2], URGENT, lambda: {}, False, 110.0)
+    assert not tracker.isolating and record.time_to_isolation_secs == 3.5
+
+
+def test_a_switch_not_yet_in_the_map_is_not_judged() -> None:
+    stats = [{"pgid": "2.0", "acting": [0, 4, 1], "state": "active+clean"}]
+    tracker = _tracker(stats)
+    record = _isolating(tracker)
+    tracker.track(49, [2], URGENT, lambda: {"2.0": [0, 4, 1]}, False, 101.0)
+    assert record.time_to_isolation_secs is None and record.pgs_moved is None
+    tracker.track(50, [2], URGENT, lambda: {"2.0": [0, 4, 1]}, True, 101.0)  # still placing
+    assert record.time_to_isolation_secs is None and record.pgs_moved is None
