@@ -51,17 +51,19 @@ def test_down_leaves_no_daemon_and_clusters_run_side_by_side(cluster: Cluster) -
     assert cluster.json("osd", "stat")["num_up_osds"] == 8
 
 
-def test_busy_dir_and_bad_options_are_refused_with_one_line(cluster: Cluster) -> None:
+def test_busy_dir_and_bad_options_are_refused_with_one_line(cluster: Cluster,
+                                                            tmp_path: Path) -> None:
+    new = str(tmp_path / "new")  # a directory of this run's own: refused before it exists
     p = subprocess.run([str(MINICLUSTER), "up", str(cluster.path)], capture_output=True,
                        text=True, timeout=30)
     assert p.returncode != 0 and "running cluster" in p.stderr
-    p = subprocess.run([str(MINICLUSTER), "up", "/tmp/x", "--osds", "3"], capture_output=True,
+    p = subprocess.run([str(MINICLUSTER), "up", new, "--osds", "3"], capture_output=True,
                        text=True, timeout=30)
     assert p.returncode != 0 and "even number" in p.stderr
-    p = subprocess.run([str(MINICLUSTER), "up", "/tmp/x", "--extra-conf", "/nonexistent.conf"],
+    p = subprocess.run([str(MINICLUSTER), "up", new, "--extra-conf", "/nonexistent.conf"],
                        capture_output=True, text=True, timeout=30)
     assert p.returncode != 0 and "cannot read '/nonexistent.conf'" in p.stderr
-    assert not Path("/tmp/x").exists()
+    assert not Path(new).exists()
 
 
 def _loops_backed_by(marker: str) -> list[str]:
@@ -112,11 +114,12 @@ def test_db_class_failed_up_leaves_no_loop_device(tmp_path: Path) -> None:
     assert Cluster(tmp_path / "dbfail").pids() == {}  # every daemon it started is stopped
 
 
-def test_db_class_is_refused_without_bluestore_or_for_another_class() -> None:
-    p = subprocess.run([str(MINICLUSTER), "up", "/tmp/x", "--db-class", "ssd"],
+def test_db_class_is_refused_without_bluestore_or_for_another_class(tmp_path: Path) -> None:
+    new = str(tmp_path / "new")
+    p = subprocess.run([str(MINICLUSTER), "up", new, "--db-class", "ssd"],
                        capture_output=True, text=True, timeout=30)
     assert p.returncode != 0 and "needs --objectstore bluestore" in p.stderr
-    p = subprocess.run([str(MINICLUSTER), "up", "/tmp/x", "--objectstore", "bluestore",
+    p = subprocess.run([str(MINICLUSTER), "up", new, "--objectstore", "bluestore",
                         "--db-class", "nvme"], capture_output=True, text=True, timeout=30)
     assert p.returncode != 0 and "only 'ssd'" in p.stderr
-    assert not Path("/tmp/x").exists()
+    assert not Path(new).exists()
