@@ -167,6 +167,9 @@ def _switch_and_workload_args(p: argparse.ArgumentParser) -> None:
                    help="MB/s of one backfill (osd_max_backfills=1: one per OSD at a time)")
     g.add_argument("--backfill-fraction", type=float, default=0.2,
                    help="share of an HDD's op capacity a running backfill takes")
+    g.add_argument("--strategy", choices=("move", "copy"), default="move",
+                   help="how the normal pool shares: move a share of its replicas onto the "
+                        "SSDs (pg_upmap_items), or add one copy there (size N+1)")
     g.add_argument("--max-misplaced", type=float, default=0.05,
                    help="the module's max_misplaced_ratio gate")
     g = p.add_argument_group("urgent workload and SLA")
@@ -236,10 +239,6 @@ class Model:
     backfill: np.ndarray
     mapping_secs: float
 
-    @property
-    def replicas_per_op(self) -> float:
-        return self.write * self.spec.size + (1.0 - self.write)
-
 
 def build_model(args: argparse.Namespace, hdd_ops: float, ssd_ops: float) -> Model:
     """The map and PG mappings (osdmaptool, cached), loads and the switch's cost."""
@@ -257,10 +256,15 @@ def build_model(args: argparse.Namespace, hdd_ops: float, ssd_ops: float) -> Mod
                          "normal_default", "urgent_default")}
     ssd_count = sum(1 for c in maps.device_class if c == "ssd")
     urgent_capacity = ssd_count * devices.ssd_ops / (write * spec.size + (1.0 - write))
-    stats = M.move_stats(maps.normal_isolated, maps.normal_shared, n)
+    if args.strategy == "copy":
+        shared = M.copy_layout(maps.normal_isolated, maps.urgent_isolated)
+        coef["normal_shared"] = M.load_coefficients(shared, n, write)
+        stats = M.copy_stats(maps.normal_isolated, shared, n)
+    else:
+        stats = M.move_stats(maps.normal_isolated, maps.normal_shared, n)
     switch = M.SwitchModel.build(stats, spec.normal_pgs, args.normal_tb * M.TB,
                                  args.urgent_tb * M.TB, spec.size, args.backfill_mbps * 1e6,
-                                 args.max_misplaced)
+                                 args.max_misplaced, args.strategy)
     return Model(spec, maps, devices, devices.rates(maps.device_class), coef, write,
                  urgent_capacity, ssd_count, stats, switch,
                  M.backfill_load(stats, devices, args.backfill_fraction), mapping_secs)
@@ -345,7 +349,8 @@ def map_summary(model: Model) -> dict[str, Any]:
             "full_switch_secs": round(switch.full_switch_secs),
             "misplaced_ratio_at_switch_start": round(switch.misplaced_full, 4),
             "normal_load_share_on_ssd_shared": round(
-                float(model.coef["normal_shared"][ssd].sum() / model.replicas_per_op), 4),
+                float(model.coef["normal_shared"][ssd].sum() / model.coef["normal_shared"].sum()),
+                4),
             "hdd_normal_load_max_over_mean_isolated": round(
                 float(hdd_n.max() / hdd_n.mean()), 4),
         },
@@ -383,7 +388,9 @@ def summarize(args: argparse.Namespace, model: Model, dem: Demand, harm: dict[st
                     "normal_target_rho": d.normal_target_rho,
                     "read_fraction": args.read_fraction, "source": rate_source},
         "workload": workload_summary(args, model, dem),
-        "switch_cost": {"normal_tb": args.normal_tb, "urgent_tb": args.urgent_tb,
+        "switch_cost": {"strategy": args.strategy,
+                        "to_isolated_secs": round(model.switch.to_isolated_secs),
+                        "normal_tb": args.normal_tb, "urgent_tb": args.urgent_tb,
                         "backfill_mbps_per_osd": args.backfill_mbps,
                         "backfill_fraction_of_hdd": args.backfill_fraction,
                         "max_misplaced_ratio": args.max_misplaced},
@@ -408,9 +415,10 @@ def print_header(args: argparse.Namespace, model: Model, dem: Demand, harm: dict
     print(f"devices: hdd {d.hdd_ops:g}, ssd {d.ssd_ops:g} ops/s per OSD "
           f"(hdd from {'--hdd-ops' if args.hdd_ops is not None else origin}, "
           f"ssd from {'--ssd-ops' if args.ssd_ops is not None else origin})")
-    print(f"switch: {model.stats.replicas_moved} replicas "
+    print(f"switch ({args.strategy}): {model.stats.replicas_moved} replicas "
           f"({switch.bytes_per_switch / M.TB:.1f} TB), "
-          f"{switch.full_switch_secs / 3600:.2f} h at {args.backfill_mbps:g} MB/s per OSD; "
+          f"{switch.full_switch_secs / 3600:.2f} h at {args.backfill_mbps:g} MB/s per OSD, "
+          f"isolation {switch.to_isolated_secs / 3600:.2f} h; "
           f"urgent capacity {model.urgent_capacity:.0f} IOPS; urgent mean {counted.mean():.0f}, "
           f"peak {counted.max():.0f} IOPS, {len(counted_bursts(args, dem))} bursts")
     shared_harm = harm["shared"]

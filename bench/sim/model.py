@@ -18,6 +18,9 @@ Pure (numpy and mgr_sla only, no Ceph tools).  Simplifications, all on purpose:
 * Handover at the end: the pool keeps serving from the layout it last fully
   reached until the backfill is done (the old OSDs serve through pg_temp), so
   isolation only protects urgent clients once the shared->isolated move ends.
+* The copy strategy (size N+1 with one copy on an ssd OSD, its primary): the
+  switch to shared backfills one copy of every PG onto the SSDs; isolation
+  drops that copy at peering, with nothing to move (``isolate_secs``).
 """
 
 from __future__ import annotations
@@ -113,29 +116,61 @@ def move_stats(before: np.ndarray, after: np.ndarray, n_osds: int) -> MoveStats:
     return MoveStats(moved, work)
 
 
+def copy_layout(normal_isolated: np.ndarray, urgent_isolated: np.ndarray) -> np.ndarray:
+    """The copy strategy's shared up sets: each normal PG's isolated set with one
+    ssd OSD in front (its primary). The ssd OSD is CRUSH's choice over the ssd
+    class; the urgent pool's primaries, taken in turn, are such choices."""
+    ssd = urgent_isolated[np.arange(len(normal_isolated)) % len(urgent_isolated), 0]
+    return np.column_stack([ssd, normal_isolated])
+
+
+def copy_stats(normal_isolated: np.ndarray, shared: np.ndarray, n_osds: int) -> MoveStats:
+    """The switch to shared of a copy pool: each PG's ssd OSD receives a copy that
+    its hdd primary sends. Isolation moves nothing."""
+    work = np.zeros(n_osds, dtype=np.int64)
+    np.add.at(work, shared[:, 0], 1)
+    np.add.at(work, normal_isolated[:, 0], 1)
+    return MoveStats(len(shared), work)
+
+
+# Isolation of a copy pool: peering without the ssd copy (measured: all PGs active
+# again within 7 s on the mini cluster; the module's cost model assumes 10 s).
+COPY_ISOLATE_SECS = 10.0
+
+
 @dataclass(frozen=True)
 class SwitchModel:
     """Cost of switching the normal pool, derived from MoveStats and the pool size."""
 
     replicas_moved: int
     bytes_per_replica: float
-    full_switch_secs: float  # one complete switch (either direction)
+    full_switch_secs: float  # one complete switch to shared (and back, for move)
     misplaced_full: float  # misplaced ratio at the start of a complete switch
     max_misplaced_ratio: float = 0.05  # the module's gate on switching to shared
+    isolate_secs: float | None = None  # copy: the size drop; None: as full_switch_secs
 
     @property
     def bytes_per_switch(self) -> float:
         return self.replicas_moved * self.bytes_per_replica
 
+    @property
+    def to_isolated_secs(self) -> float:
+        return self.full_switch_secs if self.isolate_secs is None else self.isolate_secs
+
+    @property
+    def isolation_moves_data(self) -> bool:
+        return self.isolate_secs is None
+
     @staticmethod
     def build(stats: MoveStats, normal_pgs: int, normal_bytes: float, urgent_bytes: float,
               size: int, backfill_bytes_per_sec: float,
-              max_misplaced_ratio: float = 0.05) -> SwitchModel:
+              max_misplaced_ratio: float = 0.05, strategy: str = "move") -> SwitchModel:
         per_replica = normal_bytes / normal_pgs
         secs = stats.max_work * per_replica / backfill_bytes_per_sec
         total_copies = size * (normal_bytes + urgent_bytes)
         misplaced = stats.replicas_moved * per_replica / total_copies if total_copies else 0.0
-        return SwitchModel(stats.replicas_moved, per_replica, secs, misplaced, max_misplaced_ratio)
+        return SwitchModel(stats.replicas_moved, per_replica, secs, misplaced, max_misplaced_ratio,
+                           COPY_ISOLATE_SECS if strategy == "copy" else None)
 
 
 def backfill_load(stats: MoveStats, devices: Devices, fraction: float) -> np.ndarray:
@@ -273,8 +308,10 @@ def run_policy(policy: Policy, seen: np.ndarray, step: float, switch: SwitchMode
             traj.blocked += 1
         was_blocked = blocked
         moving = x != target
-        new_x = advance(x, target, step, switch.full_switch_secs)
-        if k >= count_from:
+        sharing = target > x
+        new_x = advance(x, target, step, switch.full_switch_secs if sharing
+                        else switch.to_isolated_secs)
+        if k >= count_from and (sharing or switch.isolation_moves_data):
             traj.bytes_moved += abs(new_x - x) * switch.bytes_per_switch
         x = new_x
         traj.serving_shared[k] = settled

@@ -3,7 +3,7 @@ as a user runs it (`python3 -m bench.NAME`), each judged on the JSON (or the
 plots) it writes: the keys, sane ranges and its provenance. The figures
 themselves are not judged here (docs/benchmarks.md reports full runs).
 
-The pure-CPU scripts (tick_bench, tick_report, crush_bench, policy_sim,
+The pure-CPU scripts (tick_bench, tick_report, crush_bench, policy_sim, policy_strategies,
 strategy_table, the plot scripts) take seconds. The cluster scripts start their own mini cluster
 (deploy/minicluster.sh; about 20-40 s each) and run a few seconds of load; the
 SLA benchmark's quick run is test_sla_bench_smoke.py (tox -e bench).
@@ -104,6 +104,45 @@ def test_policy_sim(tmp_path):
     assert r["devices"]["hdd_ops"] == 116.3 and r["devices"]["source"]["hdd_ops"] == "--hdd-ops"
     assert r["seconds"]["total"] > 0
     assert "| policy |" in p.stdout
+    assert r["switch_cost"]["strategy"] == "move"
+    assert r["switch_cost"]["to_isolated_secs"] == r["placement"]["full_switch_secs"]
+
+
+def test_policy_sim_copy_strategy(tmp_path):
+    out = tmp_path / "policy-copy.json"
+    run_bench("policy_sim", "--osds", "60", "--pgs-per-osd", "20", "--days", "0.05",
+              "--warmup-days", "0.02", "--step", "20", "--thresholds", "50",
+              "--dwells", "300", "--hdd-ops", "116.3", "--ssd-ops", "355",
+              "--strategy", "copy", "--read-fraction", "0.7", "--no-cache", "--out", str(out))
+    r = results(out, "policy_sim", "pacific", DESIGN)
+    assert r["switch_cost"]["strategy"] == "copy" and r["devices"]["read_fraction"] == 0.7
+    assert r["switch_cost"]["to_isolated_secs"] == 10  # the size drop, not a backfill
+    # every normal PG has its one ssd copy, the primary: it takes the reads
+    assert r["placement"]["replicas_moved_per_switch"] == r["map"]["normal_pgs"]
+    assert 0.3 < r["placement"]["normal_load_share_on_ssd_shared"] < 1
+    adaptive = [x for x in r["results"] if x["kind"] == "adaptive"]
+    assert adaptive and all(x["normal_ops_per_day"] > 0 for x in adaptive)
+
+
+def test_policy_strategies(tmp_path):
+    out = tmp_path / "policy-strategies.json"
+    p, _ = run_bench("policy_strategies", "--volumes-tb", "1", "8", "--reads", "0.7",
+                     "--osds", "60", "--pgs-per-osd", "20", "--days", "0.05",
+                     "--warmup-days", "0.02", "--step", "20", "--thresholds", "50",
+                     "--dwells", "300", "--hdd-ops", "116.3", "--ssd-ops", "355",
+                     "--no-cache", "--out", str(out))
+    r = results(out, "policy_strategies", "pacific", DESIGN)
+    assert [(c["volume_tb"], c["strategy"]) for c in r["cells"]] == [
+        (1.0, "move"), (1.0, "copy"), (8.0, "move"), (8.0, "copy")]
+    for c in r["cells"]:
+        assert c["read_fraction"] == 0.7 and c["fixed_shared"]["normal_vs_fixed"] > 0, c
+        assert c["most_normal_ops"]["normal_vs_fixed"] > 0, c
+    move, copy = r["cells"][2], r["cells"][3]
+    # move isolates by backfill, which grows with the data; copy by peering, which does not
+    assert move["switch"]["to_isolated_secs"] == move["switch"]["full_switch_secs"] > 0
+    assert copy["switch"]["to_isolated_secs"] == r["cells"][1]["switch"]["to_isolated_secs"] == 10
+    assert r["cells"][2]["switch"]["bytes_per_switch"] > r["cells"][0]["switch"]["bytes_per_switch"]
+    assert "| normal data |" in p.stdout
 
 
 def test_strategy_table(tmp_path):

@@ -41,6 +41,17 @@ def _pool_id(cluster: Cluster, name: str) -> int:
                 if p["pool_name"] == name)
 
 
+def _changed(cluster: Cluster, before: dict[str, list[tuple[int, int]]],
+             after: dict[str, list[tuple[int, int]]]) -> str:
+    """What changed in the pool's entries, and what the module logged about it."""
+    pgs = sorted(set(before) ^ set(after) | {p for p in before if after.get(p) != before[p]})
+    diff = "; ".join(f"{p}: {before.get(p)} -> {after.get(p)}" for p in pgs)
+    log = cluster.path / "log" / "mgr.x.log"
+    said = [line for line in (log.read_text(errors="replace").splitlines() if log.exists()
+                              else []) if "sla:" in line][-15:]
+    return f"entries changed: {diff}\nthe module's last log lines:\n" + "\n".join(said)
+
+
 @pytest.fixture(scope="module")
 def shared(sla_pools: Cluster) -> Iterator[Cluster]:
     cluster = sla_pools
@@ -66,7 +77,8 @@ def test_primary_affinity_changes_no_plan(shared: Cluster) -> None:
         # meanwhile); the module must replan none of them: its entries stay
         for _ in range(10):
             _seen(cluster, _epoch(cluster))
-            assert _entries(cluster, pool) == before
+            after = _entries(cluster, pool)
+            assert after == before, _changed(cluster, before, after)
             time.sleep(1)
     finally:
         for osd in hdd:

@@ -317,3 +317,35 @@ def test_a_missing_calibration_says_what_to_do(tmp_path):
     with pytest.raises(P.ConfigError, match="no emulation in the calibration"):
         P.device_rates(None, None, bad)
     assert P.main(["--calibration", str(tmp_path / "absent.json")]) == 2
+
+
+def test_copy_layout_puts_one_ssd_copy_in_front():
+    normal = np.array([[0, 1, 2], [1, 2, 3], [2, 3, 0]])
+    urgent = np.array([[6, 7, 5], [7, 6, 4]])
+    shared = M.copy_layout(normal, urgent)
+    assert shared.tolist() == [[6, 0, 1, 2], [7, 1, 2, 3], [6, 2, 3, 0]]
+    stats = M.copy_stats(normal, shared, 8)
+    # each PG: its ssd OSD receives, its hdd primary sends
+    assert stats.replicas_moved == 3
+    assert list(stats.work) == [1, 1, 1, 0, 0, 0, 2, 1]
+    # a read lands on the ssd copy only; a write on all four
+    coef = M.load_coefficients(shared, 8, write_fraction=0.0)
+    assert coef[:6].sum() == 0 and coef[6:].sum() == pytest.approx(1.0)
+
+
+def test_copy_isolates_at_once_and_moves_nothing_back():
+    sw = M.SwitchModel.build(M.MoveStats(100, np.array([40, 10])), normal_pgs=100,
+                             normal_bytes=100e9, urgent_bytes=0.0, size=3,
+                             backfill_bytes_per_sec=1e8, strategy="copy")
+    assert sw.full_switch_secs == pytest.approx(400.0)
+    assert sw.to_isolated_secs == M.COPY_ISOLATE_SECS and not sw.isolation_moves_data
+    seen = np.array([0.0] * 60 + [500.0] * 10)
+    policy = M.Policy("a", "adaptive", high_iops=100.0, low_iops=50.0, dwell_secs=50.0)
+    traj = M.run_policy(policy, seen, 10.0, sw)
+    assert traj.switches == 2
+    assert traj.bytes_moved == pytest.approx(sw.bytes_per_switch)  # the copy, once
+    assert traj.isolation_delays == [10.0]  # one step, not the 400 s of the copy
+    move = M.SwitchModel.build(M.MoveStats(100, np.array([40, 10])), normal_pgs=100,
+                               normal_bytes=100e9, urgent_bytes=0.0, size=3,
+                               backfill_bytes_per_sec=1e8)
+    assert move.to_isolated_secs == move.full_switch_secs and move.isolation_moves_data
