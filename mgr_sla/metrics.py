@@ -86,8 +86,8 @@ METRICS: tuple[MetricSpec, ...] = (
     ),
     MetricSpec(
         "ceph_sla_time_to_isolation_seconds", "gauge", (),
-        "Seconds from the last switch to isolated until no normal-pool PG acted on an "
-        "urgent OSD",
+        "Seconds from the last switch to isolated until every normal-pool PG was active "
+        "with no urgent OSD acting",
     ),
     MetricSpec(
         "ceph_sla_pgs_without_normal_replica", "gauge", (),
