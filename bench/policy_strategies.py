@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         "policy_sim_options": extra, "cells": cells,
         "provenance": provenance.provenance(
             "bench.policy_strategies", sys.argv[1:] if argv is None else argv, release,
-            provenance.CURRENT_DESIGN)}
+            "+".join(provenance.DESIGN_OF_STRATEGY[s] for s in args.strategies))}
     write_json(args.out, result, sort_keys=False)
     print(table(cells))
     return 0

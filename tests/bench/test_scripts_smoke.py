@@ -131,7 +131,7 @@ def test_policy_strategies(tmp_path):
                      "--warmup-days", "0.02", "--step", "20", "--thresholds", "50",
                      "--dwells", "300", "--hdd-ops", "116.3", "--ssd-ops", "355",
                      "--no-cache", "--out", str(out))
-    r = results(out, "policy_strategies", "pacific", DESIGN)
+    r = results(out, "policy_strategies", "pacific", "upmap+copy")
     assert [(c["volume_tb"], c["strategy"]) for c in r["cells"]] == [
         (1.0, "move"), (1.0, "copy"), (8.0, "move"), (8.0, "copy")]
     for c in r["cells"]:
