@@ -175,8 +175,12 @@ undo_db_devices() {
 start_daemon() {
     # start_daemon NAME BINARY ARGS... : foreground daemon in its own session,
     # stdio to its log, pid recorded before anything else can fail.
+    # TMPDIR inside the cluster directory: a daemon stopped in the middle of
+    # writing a scratch file (the mgr module's crushtool runs) leaves it there,
+    # removed with the cluster, not in /tmp.
     local name=$1; shift
-    setsid "$@" -f -c "$DIR/ceph.conf" </dev/null >>"$DIR/log/$name.stdout" 2>&1 &
+    mkdir -p "$DIR/tmp"
+    TMPDIR="$DIR/tmp" setsid "$@" -f -c "$DIR/ceph.conf" </dev/null >>"$DIR/log/$name.stdout" 2>&1 &
     echo "$name $!" >>"$DIR/pids"
 }
 
