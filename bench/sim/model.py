@@ -33,6 +33,7 @@ import numpy as np
 
 from mgr_sla.decision import DecisionState, Mode, Thresholds
 from mgr_sla.gates import ClusterHealth, PgCounts
+from mgr_sla.switch_cost import COPY_ISOLATION_SECS  # the module's own figure
 from mgr_sla.tick import TickInputs, plan_tick
 
 TB = 1e12
@@ -133,11 +134,6 @@ def copy_stats(normal_isolated: np.ndarray, shared: np.ndarray, n_osds: int) -> 
     return MoveStats(len(shared), work)
 
 
-# Isolation of a copy pool: peering without the ssd copy (measured: all PGs active
-# again within 7 s on the mini cluster; the module's cost model assumes 10 s).
-COPY_ISOLATE_SECS = 10.0
-
-
 @dataclass(frozen=True)
 class SwitchModel:
     """Cost of switching the normal pool, derived from MoveStats and the pool size."""
@@ -170,7 +166,7 @@ class SwitchModel:
         total_copies = size * (normal_bytes + urgent_bytes)
         misplaced = stats.replicas_moved * per_replica / total_copies if total_copies else 0.0
         return SwitchModel(stats.replicas_moved, per_replica, secs, misplaced, max_misplaced_ratio,
-                           COPY_ISOLATE_SECS if strategy == "copy" else None)
+                           COPY_ISOLATION_SECS if strategy == "copy" else None)
 
 
 def backfill_load(stats: MoveStats, devices: Devices, fraction: float) -> np.ndarray:

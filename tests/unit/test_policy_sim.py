@@ -338,7 +338,7 @@ def test_copy_isolates_at_once_and_moves_nothing_back():
                              normal_bytes=100e9, urgent_bytes=0.0, size=3,
                              backfill_bytes_per_sec=1e8, strategy="copy")
     assert sw.full_switch_secs == pytest.approx(400.0)
-    assert sw.to_isolated_secs == M.COPY_ISOLATE_SECS and not sw.isolation_moves_data
+    assert sw.to_isolated_secs == M.COPY_ISOLATION_SECS and not sw.isolation_moves_data
     seen = np.array([0.0] * 60 + [500.0] * 10)
     policy = M.Policy("a", "adaptive", high_iops=100.0, low_iops=50.0, dwell_secs=50.0)
     traj = M.run_policy(policy, seen, 10.0, sw)
