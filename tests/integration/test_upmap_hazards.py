@@ -44,7 +44,7 @@ def _pool_id(cluster: Cluster, name: str) -> int:
 def _changed(cluster: Cluster, before: dict[str, list[tuple[int, int]]],
              after: dict[str, list[tuple[int, int]]]) -> str:
     """What changed in the pool's entries, and what the module logged about it."""
-    pgs = sorted(set(before) ^ set(after) | {p for p in before if after.get(p) != before[p]})
+    pgs = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
     diff = "; ".join(f"{p}: {before.get(p)} -> {after.get(p)}" for p in pgs)
     log = cluster.path / "log" / "mgr.x.log"
     said = [line for line in (log.read_text(errors="replace").splitlines() if log.exists()

@@ -1,6 +1,7 @@
 """The switch tracker's time to isolation, on PG stats as the mgr serves them."""
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from mgr_sla.state import SwitchRecord
@@ -9,14 +10,9 @@ from mgr_sla.switch_tracker import SwitchTracker
 URGENT = frozenset({6, 7})
 
 
-class _Log:
-    def info(self, *a: Any) -> None: ...
-    def debug(self, *a: Any) -> None: ...
-
-
 def _tracker(stats: list[dict[str, Any]]) -> SwitchTracker:
     return SwitchTracker(lambda what: {"pg_stats": stats} if what == "pg_stats" else {},
-                         lambda *a, **k: None, _Log())
+                         lambda *a, **k: None, logging.getLogger("sla-test"))
 
 
 def _isolating(tracker: SwitchTracker) -> SwitchRecord:
