@@ -130,8 +130,9 @@ class FakeCluster:
         self.perf_queries: set[int] = set()
         self.perf_seen: dict[int, int] = {}
         self.pool_bytes = 0
-        # the balancer module's options, as `ceph config` holds them
-        self.balancer: dict[str, Any] = {"mode": "upmap", "active": True, "pool_ids": ""}
+        # the balancer module's options as `ceph config` holds them: none set,
+        # so they read as None and the mgr map declares the defaults
+        self.balancer: dict[str, Any] = {}
         self.min_compat_client = "luminous"
 
     def add_pool(self, pool_id: int, name: str, rule: str, pgs: int = 16,
@@ -199,6 +200,12 @@ class FakeCluster:
                     {"pgid": pg, "mappings": [{"from": a, "to": b} for a, b in pairs]}
                     for pg, pairs in sorted(self.upmaps.items())],
             }
+        if what == "mgr_map":
+            # as `ceph mgr dump` declares the balancer's options (strings)
+            return {"available_modules": [{"name": "balancer", "module_options": {
+                "active": {"name": "active", "type": "bool", "default_value": "True"},
+                "mode": {"name": "mode", "type": "str", "default_value": "upmap"},
+                "pool_ids": {"name": "pool_ids", "type": "str", "default_value": ""}}}]}
         if what == "osd_map_crush":
             return {
                 "types": [{"type_id": 0, "name": "osd"}, {"type_id": 1, "name": "host"},
@@ -272,7 +279,10 @@ class FakeCluster:
             if cmd["var"] == "size":  # as the mon does: min_size to the default for the size
                 pool["min_size"] = int(cmd["val"]) - int(cmd["val"]) // 2
         elif prefix in ("config set", "config rm") and cmd["name"] == "mgr/balancer/pool_ids":
-            self.balancer["pool_ids"] = cmd.get("value", "")
+            if prefix == "config set":
+                self.balancer["pool_ids"] = cmd.get("value", "")
+            else:
+                self.balancer.pop("pool_ids", None)
             return 0, b"", ""  # the config map, not the OSD map
         elif prefix == "osd pool get":
             pool = next(p for p in self.pools.values() if p["pool_name"] == cmd["pool"])
@@ -341,6 +351,6 @@ def make_module(cluster: FakeCluster, store: dict[str, str] | None = None,
     m.send_command = getattr(cluster, "send_command", None)
     balancer = getattr(cluster, "balancer", {})
     m.get_module_option_ex = lambda module, key, default=None: (
-        balancer.get(key, default) if module == "balancer" else default)
+        balancer.get(key, default) if module == "balancer" else default)  # None when unset
     m.options = opts
     return m

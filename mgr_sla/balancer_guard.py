@@ -15,7 +15,13 @@ from collections.abc import Iterable
 from typing import Any, Callable
 
 from .health import HealthChecks
-from .neighbours import balancer_exclusion, balancer_release, balancer_view
+from .neighbours import (
+    BALANCER_DEFAULTS,
+    balancer_exclusion,
+    balancer_release,
+    balancer_view,
+    module_option_default,
+)
 from .strategy import MonCall
 
 STORE_KEY = "balancer"
@@ -23,16 +29,31 @@ POOL_IDS = "mgr/balancer/pool_ids"
 
 
 class BalancerGuard:
-    def __init__(self, option: Callable[[str, Any], Any], store_get: Callable[[str], Any],
-                 store_set: Callable[[str, Any], None], mon: MonCall, log: Any,
-                 health: HealthChecks) -> None:
-        self._option = option  # get_module_option_ex('balancer', key)
+    def __init__(self, option: Callable[[str], Any], mgr_map: Callable[[], Any],
+                 store_get: Callable[[str], Any], store_set: Callable[[str, Any], None],
+                 mon: MonCall, log: Any, health: HealthChecks) -> None:
+        self._get_option = option  # get_module_option_ex('balancer', key, None)
+        self._mgr_map = mgr_map
+        # the defaults the running mgr declares: fixed for this process's life
+        self._defaults: dict[str, Any] = {}
         self._store_get = store_get
         self._store_set = store_set
         self._mon = mon
         self._log = log
         self._health = health
         self._epoch = -1
+
+    def _option(self, key: str) -> Any:
+        """The balancer's option as in force: its value if set, else the
+        default the running mgr declares for it, else the balancer's own
+        (an unset option reads as None on recent releases: not "off")."""
+        value = self._get_option(key)
+        if value is not None:
+            return value
+        if key not in self._defaults:
+            declared = module_option_default(self._mgr_map(), "balancer", key)
+            self._defaults[key] = BALANCER_DEFAULTS[key] if declared is None else declared
+        return self._defaults[key]
 
     def _saved(self) -> tuple[str | None, str | None]:
         try:
@@ -55,9 +76,8 @@ class BalancerGuard:
         if epoch == self._epoch:
             return
         self._epoch = epoch
-        view = balancer_view({"mode": self._option("mode", "none"),
-                              "active": self._option("active", False)},
-                             self._option("pool_ids", ""))
+        view = balancer_view({"mode": self._option("mode"), "active": self._option("active")},
+                             self._option("pool_ids"))
         intent, written = self._saved()
         action = balancer_exclusion(view, pools, managed, intent, written, names)
         if action.write is not None and self._set_pool_ids(action.write):
@@ -72,7 +92,7 @@ class BalancerGuard:
     def release(self) -> str | None:
         """The operator's pool_ids back (`ceph sla release`); what was done."""
         intent, written = self._saved()
-        value = balancer_release(str(self._option("pool_ids", "") or ""), intent, written)
+        value = balancer_release(str(self._option("pool_ids") or ""), intent, written)
         self._store_set(STORE_KEY, None)
         self._epoch = -1
         if value is None or not self._set_pool_ids(value):

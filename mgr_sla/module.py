@@ -78,7 +78,8 @@ class Module(MgrModule):
             lambda *a: self.send_command(*a), lambda k: self.get_ceph_option(k), self.log),
             self._store, lambda: self._settings)
         self._balancer = BalancerGuard(
-            lambda k, d: self.get_module_option_ex("balancer", k, d),
+            lambda k: self.get_module_option_ex("balancer", k, None),
+            lambda: self._get("mgr_map"),
             lambda k: self.get_store(k), lambda k, v: self.set_store(k, v), self._mon,
             self.log, self._health)
         self._ticker = TickRunner(

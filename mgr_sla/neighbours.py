@@ -30,6 +30,28 @@ from .upmaps import Pairs, Regions, harmless_pairs, mapping_faults, raw_set
 # crush-compat (the compat weight set). Only 'none' leaves them alone.
 IDLE_BALANCER_MODES = frozenset({"none", ""})
 
+# The balancer's own defaults (Octopus and later), for when neither its
+# option nor the mgr map's module metadata says: never set, it is on, in
+# upmap mode.
+BALANCER_DEFAULTS: dict[str, Any] = {"mode": "upmap", "active": True, "pool_ids": ""}
+
+
+def module_option_default(mgr_map: Mapping[str, Any] | None, module: str, key: str
+                          ) -> str | None:
+    """The default of another module's option as the running mgr declares it
+    (`mgr dump`: available_modules[].module_options[key].default_value).
+
+    An option never set reads as None from get_module_option_ex on recent
+    releases (the default is the other module's to apply), so "unset" must
+    not be taken for "off": the balancer is active in upmap mode then."""
+    for entry in (mgr_map or {}).get("available_modules", []) or []:
+        if entry.get("name") != module:
+            continue
+        option = (entry.get("module_options") or {}).get(key) or {}
+        value = option.get("default_value")
+        return None if value is None else str(value)
+    return None
+
 
 def parse_pool_ids(value: str | None) -> tuple[int, ...]:
     """'3,1, 2' -> (1, 2, 3); anything that is not an id is skipped (the

@@ -117,7 +117,9 @@ def test_upmap_that_breaks_inclusion_is_repaired(cluster: Cluster, sla: Objects)
     normal pools' upmap entries in shared mode and puts its own back."""
     assert mode(cluster) == "shared"
     wait_for("upmap entries placed", lambda: placed(cluster), 120)
-    # the balancer (on by default, upmap mode) must not add upmaps of its own meanwhile
+    # the balancer (on by default, upmap mode) must not add upmaps of its own
+    # meanwhile; afterwards it is as it was (its option unset if it was)
+    active_set = any(e["name"] == "mgr/balancer/active" for e in cluster.json("config", "dump"))
     balancer_was_on = cluster.json("balancer", "status")["active"]
     cluster.ceph("balancer", "off")
     try:
@@ -137,7 +139,9 @@ def test_upmap_that_breaks_inclusion_is_repaired(cluster: Cluster, sla: Objects)
         wait_for(f"pg {pgid} up set with a hdd replica again", lambda: any(
             cls[o] == "hdd" for o in cluster.json("pg", "map", pgid)["up"]), 60)
     finally:
-        if balancer_was_on:
+        if not active_set:
+            cluster.ceph("config", "rm", "mgr", "mgr/balancer/active")
+        elif balancer_was_on:
             cluster.ceph("balancer", "on")
     # the module checks the up sets on the new epoch: the warning (if it was
     # raised while the foreign entry stood) clears a tick later

@@ -49,7 +49,12 @@ def _changed(cluster: Cluster, before: dict[str, list[tuple[int, int]]],
     log = cluster.path / "log" / "mgr.x.log"
     said = [line for line in (log.read_text(errors="replace").splitlines() if log.exists()
                               else []) if "sla:" in line][-15:]
-    return f"entries changed: {diff}\nthe module's last log lines:\n" + "\n".join(said)
+    dump = cluster.json("osd", "dump")
+    pools = [(p["pool_name"], p["pg_num"], p["pg_placement_num"]) for p in dump["pools"]]
+    osds = [(o["osd"], o["up"], o["in"], o["weight"]) for o in dump["osds"]]
+    return (f"entries changed: {diff}\npools (name, pg_num, pgp_num): {pools}\n"
+            f"osds (id, up, in, reweight): {osds}\nthe module's last log lines:\n"
+            + "\n".join(said))
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +66,25 @@ def shared(sla_pools: Cluster) -> Iterator[Cluster]:
     cluster.wait_clean(300)
     yield cluster
     cluster.ceph("sla", "mode", "auto")
+
+
+def _pool_ids_without(cluster: Cluster, pool: int) -> str:
+    return wait_for(f"the balancer's pool_ids without pool {pool}", lambda: (
+        v := cluster.ceph_raw("config", "get", "mgr", "mgr/balancer/pool_ids").stdout.strip()
+    ) and str(pool) not in v.split(",") and v, 60)
+
+
+def test_the_balancer_as_installed_is_kept_off_the_managed_pools(shared: Cluster) -> None:
+    """Never configured, the balancer's options read as unset (None on recent
+    releases), yet it is on in upmap mode: the module must see that."""
+    cluster = shared
+    set_options = [e["name"] for e in cluster.json("config", "dump")
+                   if e["name"] in ("mgr/balancer/mode", "mgr/balancer/active")]
+    assert not set_options, f"the suite set the balancer before this test: {set_options}"
+    status = cluster.json("balancer", "status")
+    assert status["active"] and status["mode"] == "upmap", status
+    ids = _pool_ids_without(cluster, _pool_id(cluster, "normal"))
+    print(f"\nbalancer pool_ids set by sla: {ids}")
 
 
 def test_primary_affinity_changes_no_plan(shared: Cluster) -> None:
@@ -98,12 +122,14 @@ def test_an_osd_going_down_changes_no_entry(shared: Cluster) -> None:
         wait_for(f"osd.{ssd} down", lambda: ssd not in {
             o["osd"] for o in cluster.json("osd", "dump")["osds"] if o["up"]}, 30)
         _seen(cluster, _epoch(cluster))
-        assert _entries(cluster, pool) == before
+        after = _entries(cluster, pool)
+        assert after == before, _changed(cluster, before, after)
     finally:
         os.kill(pid, signal.SIGCONT)
     wait_for(f"osd.{ssd} up", lambda: cluster.json("osd", "stat")["num_up_osds"] == 8, 120)
     _seen(cluster, _epoch(cluster))
-    assert _entries(cluster, pool) == before
+    after = _entries(cluster, pool)
+    assert after == before, _changed(cluster, before, after)
     cluster.wait_clean(300)
 
 
@@ -114,9 +140,7 @@ def test_the_balancer_leaves_the_managed_pools_alone(shared: Cluster) -> None:
     cluster.ceph("balancer", "mode", "upmap")
     cluster.ceph("balancer", "on")
     try:
-        ids = wait_for("the balancer's pool_ids without the normal pool", lambda: (
-            v := cluster.ceph_raw("config", "get", "mgr", "mgr/balancer/pool_ids").stdout.strip()
-        ) and str(pool) not in v.split(",") and v, 60)
+        ids = _pool_ids_without(cluster, pool)
         print(f"\nbalancer pool_ids set by sla: {ids}")
         before, changes = _entries(cluster, pool), 0
         deadline = time.monotonic() + 45  # several balancer rounds
@@ -127,8 +151,66 @@ def test_the_balancer_leaves_the_managed_pools_alone(shared: Cluster) -> None:
             time.sleep(2)
         assert changes <= 2, changes
     finally:
-        cluster.ceph("balancer", "off")
-        cluster.ceph("config", "rm", "mgr", "mgr/balancer/sleep_interval")
+        # back to the balancer as installed: on, in upmap mode, once a minute
+        for option in ("sleep_interval", "mode", "active"):
+            cluster.ceph("config", "rm", "mgr", f"mgr/balancer/{option}")
+
+
+def _seed(ps: int, pgp_num: int) -> int:
+    """Ceph's ceph_stable_mod: the PG whose CRUSH mapping PG `ps` takes."""
+    mask = (1 << (pgp_num - 1).bit_length()) - 1
+    return ps & mask if (ps & mask) < pgp_num else ps & (mask >> 1)
+
+
+def _pool(cluster: Cluster, name: str) -> dict[str, Any]:
+    return next(p for p in cluster.json("osd", "pool", "ls", "detail")
+                if p["pool_name"] == name)
+
+
+def test_the_children_of_a_split_keep_their_parents_entries(shared: Cluster) -> None:
+    """A split's children hold their parent's data, where the parent's entry
+    put it: they carry that entry while they map like their parent (pgp_num
+    below pg_num), so their data does not move off and back."""
+    cluster = shared
+    pool_id = cluster.create_pool("splitting", 16)
+    try:
+        cluster.ceph("sla", "pool", "set", "splitting", "normal", "--strategy", "move",
+                     timeout=300)
+        # pgp_num set apart from pg_num stays where the operator put it (the
+        # mon moves it with pg_num only while they are equal)
+        cluster.ceph("osd", "pool", "set", "splitting", "pgp_num", "8")
+        wait_for("pgp_num 8", lambda: _pool(cluster, "splitting")["pg_placement_num"] == 8,
+                 120, interval=1)
+        wait_for("splitting placed", lambda: placed(cluster, "splitting"), 180)
+        cluster.wait_clean(300)
+        cluster.ceph("osd", "pool", "set", "splitting", "pg_num", "32")
+        wait_for("the split to 32 PGs", lambda: _pool(cluster, "splitting")["pg_num"] == 32,
+                 300, interval=1)
+        assert _pool(cluster, "splitting")["pg_placement_num"] == 8
+        _seen(cluster, _epoch(cluster))  # the module has planned the split's epoch
+        wait_for("splitting placed after the split", lambda: placed(cluster, "splitting"), 180)
+        entries = _entries(cluster, pool_id)
+        assert entries
+        wrong = {f"{pool_id}.{ps:x}": (entries.get(f"{pool_id}.{ps:x}"),
+                                       entries.get(f"{pool_id}.{_seed(ps, 8):x}"))
+                 for ps in range(32)
+                 if entries.get(f"{pool_id}.{ps:x}") != entries.get(f"{pool_id}.{_seed(ps, 8):x}")}
+        assert not wrong, f"PGs whose entry is not their parent's (theirs, parent's): {wrong}"
+        cluster.wait_clean(300)
+        # placed on their own once pgp_num follows: every PG full, no host
+        # twice, a hdd replica in each (the module's health checks say so)
+        cluster.ceph("osd", "pool", "set", "splitting", "pgp_num", "32")
+        wait_for("pgp_num 32", lambda: _pool(cluster, "splitting")["pg_placement_num"] == 32,
+                 300, interval=1)
+        _seen(cluster, _epoch(cluster))
+        wait_for("splitting placed on 32 seeds", lambda: placed(cluster, "splitting"), 180)
+        cluster.wait_clean(300)
+        health = cluster.json("health", "detail")["checks"]
+        assert not {"SLA_PLACEMENT_FAULT", "SLA_NORMAL_INCLUSION"} & set(health), health
+    finally:
+        cluster.ceph_raw("sla", "pool", "rm", "splitting", timeout=300)
+        cluster.ceph_raw("osd", "pool", "rm", "splitting", "splitting",
+                         "--yes-i-really-really-mean-it")
 
 
 def test_a_pg_merge_in_shared_mode_ends_and_the_module_stops_sending(shared: Cluster) -> None:

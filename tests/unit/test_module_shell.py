@@ -504,6 +504,9 @@ def test_status_names_what_holds_the_switch_and_how_to_release_it(cluster: FakeC
 def test_the_balancer_is_kept_off_the_managed_pools_and_release_restores_it(
         cluster: FakeCluster) -> None:
     cluster.add_pool(3, "other", "replicated_rule")
+    # none of the balancer's options set, as on a new cluster: they read as
+    # None, and the mgr map says it is on in upmap mode
+    assert not cluster.balancer
     m = managed(cluster, {})
     ticks(m, 2)
     # every pool but the normal one: the urgent pool (isolated placement, no
@@ -511,7 +514,16 @@ def test_the_balancer_is_kept_off_the_managed_pools_and_release_restores_it(
     assert cluster.balancer["pool_ids"] == "1,3"
     assert "SLA_BALANCER_CONFLICT" not in m.health
     assert m.cmd_release().retval == 0
-    assert cluster.balancer["pool_ids"] == ""  # the operator's default (every pool) back
+    assert "pool_ids" not in cluster.balancer  # the operator's default (every pool) back
+
+
+def test_a_balancer_set_to_mode_none_is_left_alone(cluster: FakeCluster) -> None:
+    cluster.add_pool(3, "other", "replicated_rule")
+    cluster.balancer["mode"] = "none"
+    m = managed(cluster, {})
+    ticks(m, 2)
+    assert "pool_ids" not in cluster.balancer
+    assert not [c for c in cluster.commands if c.get("name") == "mgr/balancer/pool_ids"]
 
 
 def test_a_cluster_below_luminous_is_refused_with_the_command_that_fixes_it(

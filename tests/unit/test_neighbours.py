@@ -8,6 +8,7 @@ from mgr_sla.neighbours import (
     balancer_release,
     balancer_view,
     classify_entries,
+    module_option_default,
     operator_intent,
     parse_pool_ids,
 )
@@ -19,6 +20,23 @@ MANAGED = [2, 3]
 
 def upmap(pool_ids: str = "", mode: str = "upmap", active: bool = True) -> BalancerView:
     return BalancerView(mode, active, pool_ids)
+
+
+def test_an_unset_option_takes_the_default_the_mgr_map_declares() -> None:
+    mgr_map = {"available_modules": [
+        {"name": "alerts", "module_options": {"mode": {"default_value": "x"}}},
+        {"name": "balancer", "module_options": {
+            "mode": {"name": "mode", "default_value": "upmap"},
+            "active": {"name": "active", "default_value": "True"}}}]}
+    assert module_option_default(mgr_map, "balancer", "mode") == "upmap"
+    assert module_option_default(mgr_map, "balancer", "active") == "True"
+    assert module_option_default(mgr_map, "balancer", "pool_ids") is None
+    assert module_option_default(mgr_map, "nosuch", "mode") is None
+    assert module_option_default(None, "balancer", "mode") is None
+    assert module_option_default({}, "balancer", "mode") is None
+    # as the guard reads it: "True" is on, the mode moves data
+    view = balancer_view({"mode": "upmap", "active": "True"}, None)
+    assert view.active and view.moves_data
 
 
 def test_pool_ids_parse_like_the_balancer_writes_them() -> None:
