@@ -24,10 +24,11 @@ What a PG's plan depends on, and what it does not:
   kept, never replaced.
 
 * shared (normal pools): of the PG's normal replicas, the best-ranked k-u move
-  to urgent OSDs (u: urgent replicas CRUSH already gave it), k drawn per PG so
-  that the pool's urgent share is the weight-proportional target, and never
-  all of them: every PG keeps a normal replica by construction. Only those
-  replicas move, so a switch moves the minimum;
+  to urgent OSDs (u: urgent replicas CRUSH already gave it), k = share x size
+  rounded by the seed's place among the pool's seeds (`share_ranks`), so that
+  the pool's urgent share is the weight-proportional target to one PG, and
+  never all of them: every PG keeps a normal replica by construction. Only
+  those replicas move, so a switch moves the minimum;
 * hybrid (urgent pools short of urgent OSDs): one normal replica moves to an
   urgent OSD: the PG's current primary when it has no entry yet (so the urgent
   copy takes the primary's place), then whichever replica its entry already
@@ -43,7 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .pg_ids import (  # noqa: F401  (re-exported: the planner's callers use them)
     merge_bound_seeds,
@@ -58,6 +59,7 @@ from .pg_plan import (  # noqa: F401  (re-exported, as above)
     harmless_pairs,
     plan_pg,
     raw_set,
+    share_ranks,
     target_urgent_share,
     urgent_count,
 )
@@ -112,7 +114,7 @@ def _same(a: Iterable[Sequence[int]], b: Iterable[Sequence[int]]) -> bool:
 
 def plan_pool(pool_id: int, up_sets: Mapping[str, Sequence[int]],
               current: Mapping[str, Pairs], regions: Regions, size: int,
-              placement: str, cache: dict[Any, Pairs] | None = None, *,
+              placement: str, cache: dict[Any, Any] | None = None, *,
               pool: PoolInfo | None = None) -> PoolPlan:
     """placement: 'shared' or 'hybrid' (this module's entries wanted), or
     'isolated' (no entry may send a replica to an urgent OSD; the harmless
@@ -126,16 +128,163 @@ def plan_pool(pool_id: int, up_sets: Mapping[str, Sequence[int]],
     planner = _PoolPlanner(pool_id, current, regions, size, placement, cache, pool)
     if placement == "isolated":
         return planner.isolated(up_sets)
-    for pgid, up in sorted(up_sets.items()):
-        planner.pg(pgid, up)
+    drafts = [d for pgid, up in sorted(up_sets.items())
+              if (d := planner.draft(pgid, up)) is not None]
+    swaps = planner.fill(drafts)
+    for draft in drafts:
+        planner.pg(draft, swaps.get(draft.seed))
     return planner.plan()
+
+
+class Draft(NamedTuple):
+    """One PG's plan before the pool-wide pass: its CRUSH set and the pairs
+    its own draw gives (a tuple: one per PG per epoch, 100,000 of them)."""
+
+    pgid: str
+    up: tuple[int, ...]
+    have: Pairs
+    raw: tuple[int, ...]
+    seed: int
+    keep: Pairs
+    source: int | None
+    place: float | None
+    foreign: Pairs
+    pairs: Pairs
+
+
+# fill_unused weighs (unused urgent OSDs x placement seeds) candidates at
+# most: a few hundred thousand, well under a second. Beyond (a pool whose
+# urgent OSDs far outnumber its PGs) the draw alone stands.
+FILL_WORK_MAX = 250_000
+
+
+Swap = tuple[tuple[int, int], tuple[int, int]]  # (pair out, pair in) of one seed's entry
+
+
+class _SeedPlace:
+    """One placement seed of the pool as drafted: its OSDs, its pairs that
+    move a replica to an urgent OSD, the normal replicas it leaves where
+    CRUSH put them, and how many PGs map like it."""
+
+    __slots__ = ("seed", "final", "pairs", "staying", "pgs")
+
+    def __init__(self, d: Draft, regions: Regions, urgent: Mapping[int, int]) -> None:
+        moved = dict(d.pairs)
+        self.seed = d.seed
+        self.final = [moved.get(o, o) for o in d.raw]
+        self.pairs = [(frm, to) for frm, to in d.pairs if to in urgent]
+        self.staying = [o for o in d.raw if o not in moved and o in regions.osds
+                        and regions.osds[o].cls == regions.normal_class]
+        self.pgs = 1
+
+    def replacements(self, regions: Regions, pair: tuple[int, int], new: int
+                     ) -> list[tuple[int, int]]:
+        """The pairs that may take `pair`'s place and send a replica to
+        `new` instead: from the same replica, or from a normal one that stays,
+        into a failure domain no other replica of the PG then uses."""
+        frm, to = pair
+        if new in self.final:
+            return []
+        back = [frm if o == to else o for o in self.final]  # the PG without `pair`
+        out = []
+        for source in [frm, *self.staying]:
+            domains = {regions.osds[o].domain for o in back if o != source}
+            if regions.osds[new].domain not in domains:
+                out.append((source, new))
+        return out
+
+
+def fill_unused(drafts: Sequence[Draft], regions: Regions) -> dict[int, Swap]:
+    """Placement seed -> (pair out, pair in): the few changes that give
+    every urgent OSD that is up and in at least one of the pool's urgent
+    replicas.
+
+    The per-PG draw is weight-proportional but independent, so in a pool
+    with few urgent replicas per urgent OSD some OSD can draw none (8 SSDs,
+    32 PGs at a third: one pool in eight) and its IOPS go unused in shared
+    mode. Each unused OSD takes the place of one replica on the OSD most
+    loaded for its weight, in a PG whose failure domains allow it (moving
+    the same replica, or another normal one); if none does, two hops: a PG
+    sends to it the replica it sent to a lightly used OSD, which takes one
+    from a loaded OSD in turn. The choice is a function of the drafts alone
+    (the same plan every epoch), applied per seed so a split's children stay
+    with their parent, and it changes one or two PGs per unused OSD, never a
+    PG's count of urgent replicas."""
+    # over the urgent OSDs that are in, up or down, like every plan: an OSD
+    # going down changes no choice here either
+    count = dict.fromkeys(regions.in_of_class(regions.urgent_class), 0)
+    for d in drafts:
+        for _, to in d.pairs:
+            if to in count:
+                count[to] += 1
+    unused = [o for o in count if count[o] == 0]
+    if not unused or len(unused) * len(drafts) > FILL_WORK_MAX:
+        return {}  # every urgent OSD used: the common case, one pass over the drafts
+    seeds: dict[int, _SeedPlace] = {}
+    for d in drafts:
+        if d.seed in seeds:
+            seeds[d.seed].pgs += 1
+        else:
+            seeds[d.seed] = _SeedPlace(d, regions, count)
+    order = [seeds[k] for k in sorted(seeds)]
+    swaps: dict[int, Swap] = {}
+
+    def load(osd: int) -> float:
+        return count[osd] / max(regions.osds[osd].weight, 1e-9)
+
+    def donors(new: int, spare: int) -> list[tuple[_SeedPlace, tuple[int, int], tuple[int, int]]]:
+        """(seed, pair out, pair in): ways to send a replica to `new`, the
+        OSD losing it keeping at least `spare` replicas of the pool."""
+        return [(p, pair, into) for p in order if p.seed not in swaps for pair in p.pairs
+                if count[pair[1]] - p.pgs >= spare
+                for into in p.replacements(regions, pair, new)]
+
+    def swap(p: _SeedPlace, out: tuple[int, int], into: tuple[int, int]) -> None:
+        swaps[p.seed] = (out, into)
+        count[out[1]] -= p.pgs
+        count[into[1]] += p.pgs
+
+    two_hops = len(unused) * len(seeds) * len(count) <= FILL_WORK_MAX
+    for new in unused:
+        if count[new]:
+            continue
+        direct = donors(new, 1)
+        if direct:
+            p, out, into = max(direct, key=lambda c: (load(c[1][1]), -c[0].seed, -c[2][0]))
+            swap(p, out, into)
+            continue
+        if not two_hops:
+            continue
+        refills: dict[int, list[tuple[_SeedPlace, tuple[int, int], tuple[int, int]]]] = {}
+        best = None
+        for p, out, into in donors(new, 0):
+            mid = out[1]
+            if mid not in refills:
+                refills[mid] = donors(mid, 1)
+            for q, out2, into2 in refills[mid]:
+                if q is not p:
+                    key = (load(out2[1]), -p.seed, -q.seed, -into[0], -into2[0])
+                    if best is None or key > best[0]:
+                        best = (key, p, out, into, q, out2, into2)
+        if best is not None:
+            _, p, out, into, q, out2, into2 = best
+            swap(p, out, into)
+            swap(q, out2, into2)
+    return swaps
+
+
+def _swapped(pairs: Pairs, swap: Swap | None) -> Pairs:
+    if swap is None:
+        return pairs
+    out, into = swap
+    return tuple(sorted(into if pair == out else pair for pair in pairs))
 
 
 class _PoolPlanner:
     """plan_pool's working state: one pool, one epoch."""
 
     def __init__(self, pool_id: int, current: Mapping[str, Pairs], regions: Regions,
-                 size: int, placement: str, cache: dict[Any, Pairs] | None,
+                 size: int, placement: str, cache: dict[Any, Any] | None,
                  pool: PoolInfo | None) -> None:
         self.pool_id, self.current, self.regions = pool_id, current, regions
         self.size, self.placement, self.cache = size, placement, cache
@@ -147,6 +296,9 @@ class _PoolPlanner:
         self.pgp_num = pool.pgp_num if pool is not None else 0
         self.gone = no_entry_seeds(pool) if pool is not None else frozenset()
         self.bound = merge_bound_seeds(pool) if pool is not None else frozenset()
+        self.places = _places(pool_id, self.pgp_num, cache) \
+            if placement == "shared" and self.pgp_num > 0 else {}
+        self.held = 0  # PGs left out of the drafts this epoch (short, down, merging)
         self.wanted: dict[str, Pairs] = {}
         self.set_items: dict[str, Pairs] = {}
         self.remove: list[str] = []
@@ -185,21 +337,23 @@ class _PoolPlanner:
     def _breaks(self, up: Sequence[int]) -> bool:
         return _breaks_placement(up, self.regions, self.need_normal)
 
-    def pg(self, pgid: str, up: Sequence[int]) -> None:
-        """One PG: its wanted pairs, and what to send for it."""
+    def draft(self, pgid: str, up: Sequence[int]) -> Draft | None:
+        """One PG's own draw, or None for a PG left as it is this time."""
         pool_of, ps = parse_pgid(pgid)
         if not self._exists(ps):
-            return  # the mon drops its entry itself: nothing to send, nothing pending
+            return None  # the mon drops its entry itself: nothing to send, nothing pending
         osds = self.regions.osds
         have = self.current.get(pgid, ())
         raw = raw_set(up, have) if have else list(up)
         if len(raw) != self.size or any(o not in osds or not osds[o].up for o in raw):
-            return  # leave a PG that CRUSH cannot map fully as it is
+            self.held += 1
+            return None  # leave a PG that CRUSH cannot map fully as it is
         if ps in self.bound:
+            self.held += 1
             self.left["merge"] = self.left.get("merge", 0) + 1
             if have and self._breaks(up):
                 self.remove.append(pgid)  # back to CRUSH's own mapping: valid by the rule
-            return
+            return None
         seed = placement_seed(ps, self.pgp_num)
         foreign = have
         if not have and seed != ps:
@@ -212,8 +366,34 @@ class _PoolPlanner:
         if self.hybrid:
             ours = [(a, b) for a, b in foreign if b in self.urgent]
             source = ours[0][0] if len(ours) == 1 else raw[0]
+        place = self.places.get(seed)
         pairs = _planned(pgid, raw, self.regions, self.share, self.placement, keep, seed,
-                         source, self.cache)
+                         source, self.cache, place)
+        return Draft(pgid, tuple(up), have, tuple(raw), seed, keep, source, place, foreign,
+                     pairs)
+
+    def fill(self, drafts: Sequence[Draft]) -> dict[int, Swap]:
+        """fill_unused for shared placement. While some PGs are held back (an
+        OSD down, a merge), the drafts miss them and the counts would shift:
+        the fill of the last whole view stands (kept in `cache`, which lives
+        while the regions do; up and down is not part of them), so an OSD
+        going down and coming back changes no entry here either."""
+        if self.placement != "shared":
+            return {}
+        key = ("fill", self.pool_id, self.pgp_num)
+        if self.held and self.cache is not None and key in self.cache:
+            return dict(self.cache[key])
+        swaps = fill_unused(drafts, self.regions)
+        if not self.held and self.cache is not None:
+            self.cache[key] = swaps
+        return swaps
+
+    def pg(self, d: Draft, swap: Swap | None) -> None:
+        """One PG: its wanted pairs, and what to send for it."""
+        pgid, up, have, raw, seed, keep, source, place, foreign = (
+            d.pgid, d.up, d.have, d.raw, d.seed, d.keep, d.source, d.place, d.foreign)
+        osds = self.regions.osds
+        pairs = _swapped(d.pairs, swap)
         if pairs == have:
             if pairs:
                 self.wanted[pgid] = pairs
@@ -225,7 +405,7 @@ class _PoolPlanner:
                 self.left["down"] = self.left.get("down", 0) + 1
                 return  # wait for the OSD to come back or be marked out
             pairs = plan_pg(pgid, raw, self.regions, self.share, self.hybrid, keep=keep,
-                            seed=seed, source=source, skip_down=True)
+                            seed=seed, source=source, skip_down=True, place=place)
         inherited = not have and bool(foreign)
         self._record(pgid, up, pairs, have, foreign if inherited else None, broken)
 
@@ -249,22 +429,35 @@ class _PoolPlanner:
                 self.shrinks.add(pgid)
 
 
+def _places(pool_id: int, pgp_num: int, cache: dict[Any, Any] | None) -> dict[int, float]:
+    """share_ranks of the pool, kept in `cache` while pgp_num stays (100,000
+    seeds: a fifth of a second to rank, not to be paid every epoch)."""
+    if cache is None:
+        return share_ranks(pool_id, pgp_num)
+    ckey = ("places", pool_id, pgp_num)
+    places = cache.get(ckey)
+    if places is None:
+        places = cache[ckey] = share_ranks(pool_id, pgp_num)
+    return places
+
+
 def _planned(pgid: str, raw: Sequence[int], regions: Regions, share: float, placement: str,
              keep: Pairs, seed: int, source: int | None,
-             cache: dict[Any, Pairs] | None) -> Pairs:
+             cache: dict[Any, Any] | None, place: float | None = None) -> Pairs:
     hybrid = placement == "hybrid"
     if cache is None:
-        return plan_pg(pgid, raw, regions, share, hybrid, keep=keep, seed=seed, source=source)
-    # A PG's plan depends on its placement seed, the set of its CRUSH
-    # mapping, the kept pairs, the share and the regions only (plus, for
-    # hybrid, the replica that moves): the caller keeps `cache` while the
-    # regions stay (Regions.fingerprint).
+        return plan_pg(pgid, raw, regions, share, hybrid, keep=keep, seed=seed, source=source,
+                       place=place)
+    # A PG's plan depends on its placement seed (and its place among the
+    # pool's seeds), the set of its CRUSH mapping, the kept pairs, the share
+    # and the regions only (plus, for hybrid, the replica that moves): the
+    # caller keeps `cache` while the regions stay (Regions.fingerprint).
     ckey = (parse_pgid(pgid)[0], seed, tuple(sorted(raw)), keep, share, placement,
-            source if hybrid else None)
+            source if hybrid else None, place)
     pairs = cache.get(ckey)
     if pairs is None:
         pairs = cache[ckey] = plan_pg(pgid, raw, regions, share, hybrid, keep=keep, seed=seed,
-                                      source=source)
+                                      source=source, place=place)
     return pairs
 
 

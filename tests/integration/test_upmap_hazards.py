@@ -1,7 +1,8 @@
 """The move strategy on a real cluster, against what production does to it:
-primary affinity reordering up sets, an OSD going down, the balancer on in
-upmap mode, a pg_num merge. Each is checked on the OSD map itself: the
-pool's pg_upmap_items and the epochs the mon publishes.
+a floor below luminous, primary affinity reordering up sets, an OSD going
+down, the balancer on in upmap mode (as installed, and set by hand), a
+pg_num split and merge. Each is checked on the OSD map itself: the pool's
+pg_upmap_items and the epochs the mon publishes.
 """
 from __future__ import annotations
 
@@ -66,6 +67,42 @@ def shared(sla_pools: Cluster) -> Iterator[Cluster]:
     cluster.wait_clean(300)
     yield cluster
     cluster.ceph("sla", "mode", "auto")
+
+
+@pytest.fixture
+def fresh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A cluster of its own, sla enabled but nothing applied (6 OSDs, 3 hosts)."""
+    path = tmp_path_factory.mktemp("sla-fresh-")
+    c = Cluster.up(path, osds=6)
+    try:
+        c.enable_sla()
+        yield c
+    finally:
+        c.down()
+
+
+def test_a_cluster_below_luminous_is_refused_and_nothing_changes(fresh: Cluster) -> None:
+    """pg_upmap_items and device classes need luminous clients. A cluster
+    whose floor is still jewel (set before its OSDs got classes, as on a
+    cluster upgraded from jewel) must get the command that fixes it, and no
+    change, from `rules apply` and from `pool set ... normal`."""
+    cluster = fresh
+    cluster.create_pool("legacy", 16)
+    cluster.ceph("osd", "set-require-min-compat-client", "jewel", "--yes-i-really-mean-it")
+    assert cluster.json("osd", "dump")["require_min_compat_client"] == "jewel"
+    rules = cluster.json("osd", "crush", "rule", "ls")
+    pool_before = _pool(cluster, "legacy")
+    for argv in (("sla", "rules", "apply"), ("sla", "pool", "set", "legacy", "normal")):
+        r = cluster.ceph_raw(*argv, timeout=300)
+        assert r.returncode != 0, (argv, r.stdout)
+        assert "ceph osd set-require-min-compat-client luminous" in r.stderr, r.stderr
+        assert "luminous" in r.stderr and "jewel" in r.stderr, r.stderr
+    assert cluster.json("osd", "crush", "rule", "ls") == rules
+    assert _pool(cluster, "legacy")["crush_rule"] == pool_before["crush_rule"]
+    assert cluster.json("osd", "dump")["require_min_compat_client"] == "jewel"
+    # the command the message names is the whole fix
+    cluster.ceph("osd", "set-require-min-compat-client", "luminous")
+    assert "sla CRUSH rules" in cluster.ceph("sla", "rules", "apply", timeout=300)
 
 
 def _pool_ids_without(cluster: Cluster, pool: int) -> str:

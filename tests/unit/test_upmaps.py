@@ -9,12 +9,14 @@ import pytest
 
 from mgr_sla.cluster import PoolInfo
 from mgr_sla.upmaps import (
+    Draft,
     OsdPlace,
     Pairs,
     PoolPlan,
     Regions,
     commands,
     current_items,
+    fill_unused,
     harmless_pairs,
     mapping_faults,
     merge_bound_seeds,
@@ -27,8 +29,10 @@ from mgr_sla.upmaps import (
     plan_pool,
     raw_set,
     regions_from_maps,
+    share_ranks,
     switch_moves,
     target_urgent_share,
+    urgent_count,
 )
 
 
@@ -625,3 +629,117 @@ def test_a_smaller_share_takes_replicas_back_only_when_placing_may_move_data() -
     isolated = plan_pool(4, apply(raw, current), current, out, 3, "isolated")
     assert isolated.remove and not isolated.shrinks
     assert len(commands(isolated, placing=False)) == len(isolated.remove)
+
+
+# ---- the pool's share and its urgent OSDs ---------------------------------------------
+
+
+def _urgent_replicas(regions: Regions, up_sets: dict[str, list[int]]) -> dict[int, int]:
+    count = dict.fromkeys(regions.of_class("ssd"), 0)
+    for up in up_sets.values():
+        for o in up:
+            if o in count:
+                count[o] += 1
+    return count
+
+
+def small_ssds(ssds: int = 3) -> Regions:
+    """Ten 4 TB hdd hosts and a few 0.5 TB ssd hosts: a share of 3.6 %."""
+    osds = {h: OsdPlace("hdd", -100 - h, 4.0) for h in range(10)}
+    osds.update({100 + h: OsdPlace("ssd", -200 - h, 0.5) for h in range(ssds)})
+    return Regions("hdd", "ssd", osds)
+
+
+@pytest.mark.parametrize("regions", [mixed_hosts(), mixed_hosts(8, 0.5), disjoint_hosts(),
+                                     small_ssds()],
+                         ids=["4-mixed", "8-mixed-half-ssd", "6+2-disjoint", "small-ssds"])
+@pytest.mark.parametrize("pgs", [32, 64, 128])
+def test_a_small_pool_gets_the_target_share_to_one_pg(regions: Regions, pgs: int) -> None:
+    """A draw per PG is off by 1/sqrt(PGs): in a 32-PG pool with a small
+    urgent region the share came out anywhere from 0.3 to 2 times the target.
+    The pool's seeds share the fraction by rank: exact to one PG."""
+    target = target_urgent_share(regions, 3) * 3 * pgs
+    for pool_id in range(1, 21):
+        raw = isolated_mapping(regions, pool_id, pgs)
+        plan = plan_pool(pool_id, raw, {}, regions, 3, "shared", pool=PoolInfo(
+            pool_id, "p", 1, 3, pg_num=pgs, pg_num_pending=pgs, pg_num_target=pgs,
+            pgp_num=pgs, pgp_num_target=pgs))
+        got = sum(_urgent_replicas(regions, apply(raw, dict(plan.wanted))).values())
+        assert abs(got - target) <= 1, (pool_id, got, target)
+
+
+def test_every_urgent_osd_gets_a_replica_of_a_small_pool() -> None:
+    """8 SSDs, 32 PGs at a third: the draw alone left an SSD without any
+    urgent replica of the pool in one pool in eight. One PG per unused SSD
+    changes, the share does not, and the plan is the same the next epoch."""
+    regions = mixed_hosts(8, 0.5)
+    info = pool(32)
+    filled = 0
+    for pool_id in range(1, 41):
+        raw = isolated_mapping(regions, pool_id, 32)
+        draws = {pg: plan_pg(pg, up, regions, target_urgent_share(regions, 3),
+                             place=None) for pg, up in raw.items()}
+        plan = plan_pool(pool_id, raw, {}, regions, 3, "shared", pool=info)
+        final = apply(raw, dict(plan.wanted))
+        count = _urgent_replicas(regions, final)
+        assert all(count.values()), (pool_id, count)
+        assert not mapping_faults(final, regions, need_normal=True).any
+        drawn = _urgent_replicas(regions, apply(raw, draws))
+        filled += sum(1 for n in drawn.values() if n == 0)
+        # applied, the plan has nothing more to do
+        again = plan_pool(pool_id, final, dict(plan.wanted), regions, 3, "shared", pool=info)
+        assert again.pending == 0 and dict(again.wanted) == dict(plan.wanted)
+    assert filled, "the draw alone used every SSD: the case is not exercised"
+
+
+def test_fill_unused_changes_one_pg_per_unused_osd_and_keeps_a_donor() -> None:
+    regions = mixed_hosts(4)
+    raw = {f"1.{i:x}": [0, 2, 4] for i in range(3)}
+    drafts = [Draft(pg, tuple(up), (), tuple(up), i, (), None, None, (), ((0, 1),))
+              for i, (pg, up) in enumerate(sorted(raw.items()))]
+    # ssd 1 (host 0, in place of hdd 0) holds all three; 3, 5 and 7 none.
+    # 3 and 5 share a host with hdd 2 or 4: that replica goes instead of hdd
+    # 0's (each PG keeps one urgent replica). Three replicas fill three SSDs:
+    # 7 stays unused rather than leave ssd 1 with none
+    swaps = fill_unused(drafts, regions)
+    assert sorted(swaps.values()) == [((0, 1), (2, 3)), ((0, 1), (4, 5))]
+    # one replica of the pool per SSD is not to be taken from its only holder
+    assert fill_unused(drafts[:1], regions) == {}
+
+
+def test_one_seed_more_changes_the_extra_replica_of_few_pgs() -> None:
+    share = 0.1  # 0.3 replicas per PG: the fraction decides every PG
+    for pgp in (31, 63, 127):
+        before, after = share_ranks(5, pgp), share_ranks(5, pgp + 1)
+        k0 = {s: urgent_count((5, s), 3, share, before[s]) for s in range(pgp)}
+        k1 = {s: urgent_count((5, s), 3, share, after[s]) for s in range(pgp)}
+        assert sum(k0[s] != k1[s] for s in range(pgp)) <= 2
+
+
+def test_an_osd_going_down_changes_no_entry_where_the_fill_acts() -> None:
+    """With the fill at work (a small pool, SSDs the draw left unused), an
+    hdd or an ssd going down holds some PGs back: the fill of the last whole
+    view stands, so no entry changes, and none when the OSD is back."""
+    regions = mixed_hosts(8, 0.5)
+    info = pool(32)
+    exercised = 0
+    for pool_id in range(1, 41):
+        raw = isolated_mapping(regions, pool_id, 32)
+        cache: dict = {}
+        plan = plan_pool(pool_id, raw, {}, regions, 3, "shared", cache, pool=info)
+        if not cache.get(("fill", pool_id, 32)):
+            continue  # every SSD drawn: the fill did nothing in this pool
+        exercised += 1
+        current = dict(plan.wanted)
+        up = apply(raw, current)
+        for victim in (0, 2, 3):  # hdd, hdd, ssd
+            down = Regions("hdd", "ssd", {**regions.osds, victim: OsdPlace(
+                regions.osds[victim].cls, regions.osds[victim].domain,
+                regions.osds[victim].weight, up=False)})
+            assert down.fingerprint == regions.fingerprint
+            up_down = {pg: [o for o in u if o != victim] for pg, u in up.items()}
+            held = plan_pool(pool_id, up_down, current, down, 3, "shared", cache, pool=info)
+            assert held.pending == 0, (pool_id, victim, held.set_items, held.remove)
+            back = plan_pool(pool_id, up, current, regions, 3, "shared", cache, pool=info)
+            assert back.pending == 0, (pool_id, victim)
+    assert exercised
