@@ -141,9 +141,9 @@ class Draft(NamedTuple):
     its own draw gives (a tuple: one per PG per epoch, 100,000 of them)."""
 
     pgid: str
-    up: tuple[int, ...]
+    up: Sequence[int]
     have: Pairs
-    raw: tuple[int, ...]
+    raw: Sequence[int]
     seed: int
     keep: Pairs
     source: int | None
@@ -369,7 +369,7 @@ class _PoolPlanner:
         place = self.places.get(seed)
         pairs = _planned(pgid, raw, self.regions, self.share, self.placement, keep, seed,
                          source, self.cache, place)
-        return Draft(pgid, tuple(up), have, tuple(raw), seed, keep, source, place, foreign,
+        return Draft(pgid, up, have, raw, seed, keep, source, place, foreign,
                      pairs)
 
     def fill(self, drafts: Sequence[Draft]) -> dict[int, Swap]:
