@@ -115,7 +115,7 @@ def test_upmap_that_breaks_inclusion_is_repaired(cluster: Cluster, sla: Objects)
     """The balancer's kind of upmap can move a PG's one hdd replica to an ssd
     (sla_shared takes the whole root, so Ceph accepts it); the module owns the
     normal pools' upmap entries in shared mode and puts its own back."""
-    assert mode(cluster) == "shared"
+    wait_mode(cluster, "shared", DWELL + 90)  # also when run alone
     wait_for("upmap entries placed", lambda: placed(cluster), 120)
     # the balancer (on by default, upmap mode) must not add upmaps of its own
     # meanwhile; afterwards it is as it was (its option unset if it was)
@@ -151,7 +151,7 @@ def test_upmap_that_breaks_inclusion_is_repaired(cluster: Cluster, sla: Objects)
 
 
 def test_urgent_load_isolates_and_quiet_shares_again(cluster: Cluster, sla: Objects) -> None:
-    assert mode(cluster) == "shared"
+    wait_mode(cluster, "shared", DWELL + 90)  # also when run alone
     bench = RadosBench(cluster, "urgent")
     try:
         wait_mode(cluster, "isolated", 60)
