@@ -152,9 +152,9 @@ class Draft(NamedTuple):
     pairs: Pairs
 
 
-# fill_unused weighs (unused urgent OSDs x placement seeds) candidates at
-# most: a few hundred thousand, well under a second. Beyond (a pool whose
-# urgent OSDs far outnumber its PGs) the draw alone stands.
+# fill_unused weighs (unused urgent OSDs x PGs) candidates at most: a few
+# hundred thousand, well under a second. Beyond (a pool whose urgent OSDs far
+# outnumber its PGs) the draw alone stands.
 FILL_WORK_MAX = 250_000
 
 
@@ -196,8 +196,8 @@ class _SeedPlace:
 
 def fill_unused(drafts: Sequence[Draft], regions: Regions) -> dict[int, Swap]:
     """Placement seed -> (pair out, pair in): the few changes that give
-    every urgent OSD that is up and in at least one of the pool's urgent
-    replicas.
+    every urgent OSD that is in (up or down, like every plan) at least one
+    of the pool's urgent replicas; a PG sent to one that is down waits for it.
 
     The per-PG draw is weight-proportional but independent, so in a pool
     with few urgent replicas per urgent OSD some OSD can draw none (8 SSDs,
