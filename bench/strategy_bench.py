@@ -314,6 +314,7 @@ class StrategyBench:
             settle_end = time.monotonic() + self.plan.settle_secs
             while time.monotonic() < settle_end:
                 seen.sample(self.pg_stats())
+                time.sleep(0.1)
         finally:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGINT)
@@ -357,6 +358,7 @@ class StrategyBench:
                                    f"after {timeout:.0f} s")
             if proc.poll() is not None:
                 raise RuntimeError(f"urgent fio ended early (rc {proc.returncode})")
+            time.sleep(0.05)  # map polls answer in milliseconds: do not spin on the mon
 
     def stats_clean_since(self, epoch: int, acting: dict[str, list[int]]) -> bool:
         """Every PG of the pool reported at or after `epoch`: active+clean on the

@@ -61,10 +61,15 @@ live_pids() {
 
 # Two consecutive free ports for the mon (v2, v1), a block of 200 for the mgr's
 # and OSDs' messengers, and one each for the sla metrics endpoint and Ceph's
-# prometheus module, so two clusters never share a port.
+# prometheus module, so two clusters never share a port. Blocks lie below the
+# kernel's ephemeral range (clients' own ports come from there), and clusters
+# starting side by side claim theirs in a registry under a lock: a port free
+# now may be another cluster's a second later, before its daemons bind it.
+PORT_REGISTRY=/run/lock/ceph-sla-minicluster-ports
 pick_ports() {
-    /usr/bin/python3 - <<'EOF'
-import random, socket
+    /usr/bin/python3 - "$1" "$PORT_REGISTRY" <<'EOF'
+import fcntl, os, random, socket, sys
+cluster_dir, registry = sys.argv[1], sys.argv[2]
 def free(port):
     s = socket.socket()
     try:
@@ -74,15 +79,31 @@ def free(port):
         return False
     finally:
         s.close()
-rng = random.SystemRandom()
-for _ in range(200):
-    base = rng.randrange(20000, 60000, 2)
-    if all(free(p) for p in list(range(base, base + 204, 5)) + [base + 1, base + 202, base + 203]):
-        # mon v2/v1, messenger range, sla metrics port, prometheus module port
-        print(base, base + 2, base + 201, base + 202, base + 203)
-        break
-else:
-    raise SystemExit("no free port block found")
+with open(registry + ".lock", "w") as lock:
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    claims = {}
+    if os.path.exists(registry):
+        for line in open(registry).read().splitlines():
+            base, owner = line.split(" ", 1)
+            if owner != cluster_dir and os.path.isdir(owner):
+                claims[int(base)] = owner  # a cluster that still exists keeps its block
+    low = 10000
+    high = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0]) - 204
+    rng = random.SystemRandom()
+    for _ in range(500):
+        base = rng.randrange(low, max(high, low + 2), 2)
+        if any(abs(base - b) < 204 for b in claims):
+            continue
+        if all(free(p) for p in list(range(base, base + 204, 5)) + [base + 1, base + 202, base + 203]):
+            claims[base] = cluster_dir
+            with open(registry + ".tmp", "w") as f:
+                f.writelines(f"{b} {o}\n" for b, o in sorted(claims.items()))
+            os.replace(registry + ".tmp", registry)
+            # mon v2/v1, messenger range, sla metrics port, prometheus module port
+            print(base, base + 2, base + 201, base + 202, base + 203)
+            break
+    else:
+        raise SystemExit("no free port block found")
 EOF
 }
 
@@ -374,7 +395,7 @@ do_up() {
     local t0 ports mon_port port_min port_max sla_port prom_port fsid deadline
     t0=$(date +%s)
     deadline=$((t0 + UP_DEADLINE_SECS))
-    ports=$(pick_ports) || die "no free ports on 127.0.0.1"
+    ports=$(pick_ports "$DIR") || die "no free ports on 127.0.0.1"
     read -r mon_port port_min port_max sla_port prom_port <<<"$ports"
     fsid=$(uuidgen)
     trap 'fail_up "interrupted"' INT TERM

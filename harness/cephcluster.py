@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from harness import ceph_commands
+
 ROOT = Path(__file__).resolve().parents[1]
 MINICLUSTER = ROOT / "deploy" / "minicluster.sh"
 
@@ -94,6 +96,7 @@ class Cluster:
         return [*self.prefix, *argv]
 
     def down(self) -> None:
+        ceph_commands.close_channel(self.conf)
         subprocess.run([str(MINICLUSTER), "down", str(self.path)], check=True, timeout=120)
 
     def pids(self) -> dict[str, int]:
@@ -104,7 +107,16 @@ class Cluster:
         return out
 
     def ceph_raw(self, *args: str, inbuf: str | None = None, timeout: float = 60,
-                 extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+                 extra: tuple[str, ...] = (),
+                 cli: bool = False) -> subprocess.CompletedProcess[str]:
+        """`ceph ARGS`: over the cluster's command channel (the CLI's output at a
+        fraction of its CPU), or the CLI itself when asked or when the channel
+        does not take the call."""
+        split = None if (cli or extra or inbuf is not None) else ceph_commands.split_format(args)
+        if split:
+            done = ceph_commands.channel_for(self.prefix, self.conf).run(*split, timeout=timeout)
+            if done is not None:
+                return done
         return subprocess.run(self.tool("ceph", "-c", self.conf, *extra, *args), input=inbuf,
                               capture_output=True, text=True, timeout=timeout)
 
@@ -146,8 +158,32 @@ class Cluster:
                     if p["pool_name"] == name)
 
 
+class PacedWriter:
+    """An urgent client writing 4 KiB objects at `ops` per second
+    (harness/paced_writer.py), stopped by its PID. Enough to cross the tests'
+    thresholds at a tenth of the CPU `rados bench` spends."""
+
+    SCRIPT = Path(__file__).resolve().with_name("paced_writer.py")
+
+    def __init__(self, cluster: Cluster, pool: str, secs: int = 120, ops: int = 200) -> None:
+        self.cluster, self.pool = cluster, pool
+        self.proc = subprocess.Popen(
+            cluster.tool("/usr/bin/python3", str(self.SCRIPT), cluster.conf, pool, str(ops),
+                         str(secs)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.started = time.monotonic()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+
+
 class RadosBench:
-    """`rados bench` as an urgent client, stopped by its PID."""
+    """`rados bench` as a client at full speed, stopped by its PID."""
 
     def __init__(self, cluster: Cluster, pool: str, secs: int = 120) -> None:
         self.cluster, self.pool = cluster, pool

@@ -162,6 +162,30 @@ def test_strategy_table(tmp_path):
     assert len(p.stdout.splitlines()) == 1 + len(r["cells"])
 
 
+def test_suite_times(tmp_path):
+    """What deploy/run-tests.sh calls with SLA_RECORD_SUITE=1, on made-up figures."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "suite.json"
+    run_bench("suite_times", "--total", "100", "--cpu", "150", "--lane", "lint unit",
+              "--lane", "integration", "--then", "bench", "--out", str(out),
+              "lint=5", "unit=20", "integration=60", "bench=30")
+    r = json.loads(out.read_text())
+    assert provenance.check(r["provenance"]) == [], r["provenance"]
+    assert r["provenance"]["command"] == "bash deploy/run-tests.sh"
+    assert r["lanes"] == [["lint", "unit"], ["integration"]] and r["then"] == ["bench"]
+    assert r["envs"]["integration"] == 60 and r["total_secs"] == 100
+    assert r["cpu_busy_secs"] == 150
+    # an environment in a lane without its time is refused, nothing written
+    bad = tmp_path / "bad.json"
+    p = subprocess.run([sys.executable, "-m", "bench.suite_times", "--total", "1", "--cpu", "1",
+                        "--lane", "lint unit", "--out", str(bad), "lint=1"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "no time given for unit" in p.stderr and not bad.exists()
+
+
 def test_plot_results(tmp_path):
     p, _ = run_bench("plot_results", str(ROOT / "docs/benchmarks/results.json"), str(tmp_path))
     for name in ("urgent-latency", "normal-throughput", "ssd-speedup", "slo-objective"):
@@ -206,6 +230,7 @@ def mini(tmp_path_factory):
             Cluster(path).down()
 
 
+@pytest.mark.xdist_group("mini")  # one worker, one cluster for the three
 def test_minicluster_start(mini):
     path, out = mini
     r = results(out, "minicluster_start", "pacific", "n/a")
@@ -215,6 +240,7 @@ def test_minicluster_start(mini):
     assert len((path / "pids").read_text().splitlines()) == 10  # kept: mon, mgr, 8 OSDs
 
 
+@pytest.mark.xdist_group("mini")  # one worker, one cluster for the three
 def test_module_bench(mini, tmp_path):
     out = tmp_path / "module.json"
     # both kinds of trial; OSD reports every 2 s (not 5): each wait is shorter
@@ -239,6 +265,7 @@ def test_module_bench(mini, tmp_path):
         assert s["min"] <= s["median"] <= s["p90"] <= s["max"], (key, s)
 
 
+@pytest.mark.xdist_group("mini")  # one worker, one cluster for the three
 def test_mgr_cpu(mini, tmp_path):
     out = tmp_path / "mgr-cpu.json"
     run_bench("mgr_cpu", "--secs", "2", "--rounds", "1", "--write-secs", "2",

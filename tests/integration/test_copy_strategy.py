@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from harness.cephcluster import Cluster, RadosBench, wait_for, wait_mode
+from harness.cephcluster import Cluster, PacedWriter, wait_for, wait_mode
 
 from .conftest import DWELL
 
@@ -125,7 +125,7 @@ def _isolated_by_the_map(cluster: Cluster, pool_id: int, size: int, urgent: set[
 
 def _isolate_under_load(cluster: Cluster, pool_id: int, urgent: set[int]) -> dict[str, Any]:
     epoch0, _ = _isolated_by_the_map(cluster, pool_id, 3, urgent)
-    bench = RadosBench(cluster, "urgent", secs=120)
+    bench = PacedWriter(cluster, "urgent", secs=120)
     degraded: list[str] = []
     try:
         started = bench.started
@@ -138,6 +138,7 @@ def _isolate_under_load(cluster: Cluster, pool_id: int, urgent: set[int]) -> dic
                 break
             degraded += _degraded(cluster)
             assert time.monotonic() < deadline, "copypool still acting on urgent OSDs"
+            time.sleep(0.1)
         for _ in range(10):  # and while the PGs settle after the drop
             degraded += _degraded(cluster)
             time.sleep(0.5)
@@ -146,7 +147,6 @@ def _isolate_under_load(cluster: Cluster, pool_id: int, urgent: set[int]) -> dic
         assert not on_urgent, f"up/acting sets on urgent OSDs after isolation: {on_urgent[:5]}"
     finally:
         bench.stop()
-        bench.cleanup()
     return {"tti": tti, "epochs": epoch_end - epoch0, "degraded": degraded,
             "size": _pool(cluster)["size"]}
 

@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from harness.cephcluster import Cluster, RadosBench, placed, wait_for, wait_mode
+from harness.cephcluster import Cluster, PacedWriter, placed, wait_for, wait_mode
 
 from .conftest import DWELL
 
@@ -107,7 +107,7 @@ def test_crush_churn_in_shared_mode(sla_pools: Cluster) -> None:
     # the up sets come from the PG stats, a report (5 s) behind the map the
     # module placed on: wait for them, and fail with what was seen
     wait_for("normal inclusion with the repaired weight sets", lambda: no_faults(cluster), 60)
-    bench = RadosBench(cluster, "urgent")
+    bench = PacedWriter(cluster, "urgent")
     try:
         wait_mode(cluster, "isolated", 60)
     finally:

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from harness.cephcluster import Cluster, RadosBench, wait_for, wait_mode
+from harness.cephcluster import Cluster, PacedWriter, wait_for, wait_mode
 
 from .conftest import DWELL
 
@@ -64,7 +64,7 @@ def test_isolation_despite_inactive_pgs_in_an_unmanaged_pool(sla_pools: Cluster)
         wait_for("inactive PGs in pool wide", lambda: any(
             "active" not in pg["state"].split("+")
             for pg in cluster.json("pg", "ls-by-pool", "wide")["pg_stats"]), 60)
-        bench = RadosBench(cluster, "urgent")
+        bench = PacedWriter(cluster, "urgent")
         try:
             wait_mode(cluster, "isolated", 60)
         finally:
@@ -100,7 +100,7 @@ def test_off_changes_nothing_and_on_resumes(sla_pools: Cluster) -> None:
     cluster = sla_pools
     wait_mode(cluster, "shared", DWELL + 180)
     cluster.ceph("sla", "off")
-    bench = RadosBench(cluster, "urgent")
+    bench = PacedWriter(cluster, "urgent")
     try:
         assert cluster.sla_status()["active"] is False
         # watch several ticks under urgent load: off means no switch
@@ -109,6 +109,7 @@ def test_off_changes_nothing_and_on_resumes(sla_pools: Cluster) -> None:
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline:
             assert cluster.sla_status()["mode"] == "shared"
+            time.sleep(0.2)
         assert cluster.pool_rule("normal") == "sla_shared"
         cluster.ceph("sla", "on")
         wait_mode(cluster, "isolated", 60)

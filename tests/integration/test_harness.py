@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import ceph_commands
 from harness.cephcluster import MINICLUSTER, Cluster
 
 pytestmark = pytest.mark.integration
@@ -31,6 +32,25 @@ def test_sla_module_loaded_from_the_checkout_answers(cluster: Cluster) -> None:
     assert "threshold_iops" in status
     link = cluster.path / "mgr-modules" / "sla"
     assert link.resolve() == (Path(__file__).resolve().parents[2] / "mgr_sla")
+
+
+def test_the_command_channel_answers_as_the_cli_does(cluster: Cluster) -> None:
+    """The tests' `ceph` calls go over one librados connection of the cluster's
+    release (harness/ceph_command_server.py): same bytes and return codes as the
+    CLI, for mon and mgr commands, JSON and plain, successes and errors."""
+    calls = [("osd", "pool", "ls", "detail", "-f", "json"), ("osd", "crush", "rule", "ls"),
+             ("osd", "pool", "get", "no-such-pool", "size"),
+             ("config", "get", "mgr", "mgr/sla/interval_secs"),
+             ("sla", "set-threshold", "abc"), ("mgr", "module", "ls", "-f", "json-pretty"),
+             ("osd", "pool", "set", "no-such-pool", "size", "3")]
+    for args in calls:
+        channel, cli = cluster.ceph_raw(*args), cluster.ceph_raw(*args, cli=True)
+        assert (channel.returncode, channel.stdout, channel.stderr) == \
+            (cli.returncode, cli.stdout, cli.stderr), args
+    assert ceph_commands.channel_for(cluster.prefix, cluster.conf).proc is not None
+    # what the channel does not take runs the CLI: a daemon's command, an output file
+    version = cluster.ceph_raw("tell", "osd.0", "version")
+    assert version.returncode == 0 and "version" in version.stdout, version
 
 
 def test_down_leaves_no_daemon_and_clusters_run_side_by_side(cluster: Cluster) -> None:

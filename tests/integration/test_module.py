@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cephcluster import Cluster, RadosBench, mode, placed, wait_for, wait_mode
+from harness.cephcluster import Cluster, PacedWriter, mode, placed, wait_for, wait_mode
 from harness.mgr_cmdline import restart_mgr_with_mon_host_argument
 
 from .conftest import DWELL, HIGH, LOW
@@ -152,7 +152,7 @@ def test_upmap_that_breaks_inclusion_is_repaired(cluster: Cluster, sla: Objects)
 
 def test_urgent_load_isolates_and_quiet_shares_again(cluster: Cluster, sla: Objects) -> None:
     wait_mode(cluster, "shared", DWELL + 90)  # also when run alone
-    bench = RadosBench(cluster, "urgent")
+    bench = PacedWriter(cluster, "urgent")
     try:
         wait_mode(cluster, "isolated", 60)
         reaction = time.monotonic() - bench.started
@@ -199,7 +199,7 @@ def test_oscillating_load_switches_a_bounded_number_of_times(cluster: Cluster,
     before = cluster.sla_status()["switches_total"]
     end = time.monotonic() + 40
     while time.monotonic() < end:  # 4 s bursts, 4 s pauses: faster than the dwell
-        bench = RadosBench(cluster, "urgent")
+        bench = PacedWriter(cluster, "urgent")
         time.sleep(4)
         bench.stop()
         time.sleep(4)
@@ -221,6 +221,7 @@ def test_mgr_failover_keeps_the_mode_without_a_switch(cluster: Cluster, sla: Obj
         after = cluster.sla_status()
         assert after["mode"] == "shared", after
         assert after["switches_total"] == before["switches_total"], after
+        time.sleep(0.2)
 
 
 def test_a_mgr_with_the_mon_address_only_on_its_command_line_still_acts(
@@ -270,7 +271,7 @@ def test_plan_tells_what_the_next_switch_moves(cluster: Cluster, sla: Objects) -
 def test_dry_run_decides_but_changes_nothing(cluster: Cluster, sla: Objects) -> None:
     wait_mode(cluster, "shared", DWELL + 120)
     cluster.ceph("config", "set", "mgr", "mgr/sla/dry_run", "true")
-    bench = RadosBench(cluster, "urgent")
+    bench = PacedWriter(cluster, "urgent")
     try:
         status = wait_for("the dry run to decide isolated", lambda: (
             s := cluster.sla_status())["dry_run_mode"] == "isolated" and s, 60)
@@ -338,7 +339,7 @@ def test_latency_objective_isolates_below_the_iops_threshold(cluster: Cluster,
     cluster.ceph("sla", "set-threshold", "1000000", "500000")
     out = cluster.ceph("sla", "set-slo", "0.01")
     assert "0.01 ms" in out
-    bench = RadosBench(cluster, "urgent")
+    bench = PacedWriter(cluster, "urgent")
     try:
         wait_mode(cluster, "isolated", 60)
         last = cluster.json("sla", "history")[0]

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from harness.cephcluster import ROOT, Cluster, RadosBench, wait_for, wait_mode
+from harness.cephcluster import ROOT, Cluster, PacedWriter, wait_for, wait_mode
 
 from .conftest import DWELL
 
@@ -109,7 +109,7 @@ def test_every_dashboard_query_returns_data_after_a_switch(
     # an objective far above any latency here: its panel has a line, and the
     # IOPS threshold alone decides
     cluster.ceph("sla", "set-slo", "100000")
-    bench = RadosBench(cluster, "urgent")
+    bench = PacedWriter(cluster, "urgent")
     try:
         wait_mode(cluster, "isolated", 60)
         switched = time.time()

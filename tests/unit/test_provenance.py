@@ -33,10 +33,19 @@ def test_suite_and_minicluster_files_keep_their_format():
     suite = ROOT / "docs" / "benchmarks" / "suite.json"
     if suite.exists():
         data = json.loads(suite.read_text())
-        assert set(data) == {"provenance", "envs", "total_secs"}
-        assert data["envs"] and all(isinstance(s, (int, float)) and s >= 0
-                                    for s in data["envs"].values()), data["envs"]
-        assert data["total_secs"] >= sum(data["envs"].values()) - 1
+        assert set(data) == {"provenance", "envs", "lanes", "then", "cpu_busy_secs",
+                             "total_secs"}
+        envs = data["envs"]
+        assert envs and all(isinstance(s, (int, float)) and s >= 0
+                            for s in envs.values()), envs
+        # every environment in exactly one lane or after them; the run at least as
+        # long as its longest lane and what ran after
+        placed = [e for lane in data["lanes"] for e in lane] + data["then"]
+        assert sorted(placed) == sorted(envs), (placed, envs)
+        longest = max(sum(envs[e] for e in lane) for lane in data["lanes"])
+        assert data["total_secs"] >= longest + sum(envs[e] for e in data["then"]) - 1
+        assert 0 < data["cpu_busy_secs"] <= data["provenance"]["machine"]["cores"] * \
+            data["total_secs"]
     mini = ROOT / "docs" / "benchmarks" / "minicluster.json"
     if mini.exists():
         data = json.loads(mini.read_text())
