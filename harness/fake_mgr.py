@@ -134,6 +134,8 @@ class FakeCluster:
         # so they read as None and the mgr map declares the defaults
         self.balancer: dict[str, Any] = {}
         self.min_compat_client = "luminous"
+        # the mon's floor when the mgr's copy of the map lags it (None: the same)
+        self.mon_min_compat_client: str | None = None
 
     def add_pool(self, pool_id: int, name: str, rule: str, pgs: int = 16,
                  erasure: bool = False) -> None:
@@ -296,6 +298,10 @@ class FakeCluster:
             self.rules.pop(cmd["name"], None)
         elif prefix == "osd stat":
             return 0, json.dumps({"epoch": self.epoch}).encode(), ""  # reads, changes nothing
+        elif prefix == "osd dump":
+            dump = dict(self.get("osd_map"), require_min_compat_client=(
+                self.mon_min_compat_client or self.min_compat_client))
+            return 0, json.dumps(dump).encode(), ""
         else:
             return -22, b"", f"unknown command {prefix}"
         self.epoch += 1

@@ -30,6 +30,7 @@ class MapSnapshot:
     flags: tuple[str, ...]
     nearfull_ratio: float
     backfillfull_ratio: float
+    spec: RegionSpec
 
 
 @dataclass(frozen=True)
@@ -59,14 +60,16 @@ class MapReader:
 
     def current(self, now: float, spec: RegionSpec) -> MapSnapshot:
         snap = self._snapshot
-        if snap is None or self._dirty or now - snap.at >= MAP_REFRESH_SECS:
+        # a changed class or failure domain makes other regions of the same maps
+        if snap is None or self._dirty or now - snap.at >= MAP_REFRESH_SECS \
+                or snap.spec != spec:
             self._dirty = False
             osd_map, crush = self._get("osd_map"), self._get("osd_map_crush")
             snap = MapSnapshot(now, cluster_view(osd_map, crush), spec.regions(osd_map, crush),
                                current_items(osd_map),
                                holding_flags(str(osd_map.get("flags", ""))),
                                float(osd_map.get("nearfull_ratio") or 0.85),
-                               float(osd_map.get("backfillfull_ratio") or 0.90))
+                               float(osd_map.get("backfillfull_ratio") or 0.90), spec)
             self._snapshot = snap
         return snap
 

@@ -5,6 +5,7 @@ module's commands or Ceph's, and changes nothing.
 from __future__ import annotations
 
 import errno
+import json
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -97,7 +98,15 @@ class PoolCommands:
             return (f"pool '{info.name}' has size {info.size}; the copy strategy needs a "
                     f"size of 1 to {MAX_COPY_SIZE - 1}")
         refusal = pool_refusal(info, self._get("osd_map_crush"), self._settings().failure_domain)
-        return refusal or compat_refusal(self._get("osd_map"))
+        return refusal or self._compat_refusal()
+
+    def _compat_refusal(self) -> str | None:
+        """The client floor as the mon has it: the mgr's copy of the map may not
+        have the command the operator just ran yet (the very fix the refusal names)."""
+        if compat_refusal(self._get("osd_map")) is None:
+            return None
+        rc, out, _ = self._mon({"prefix": "osd dump", "format": "json"})
+        return compat_refusal(json.loads(out) if rc == 0 else self._get("osd_map"))
 
     @staticmethod
     def _new_role(info: PoolInfo, view: ClusterView, role: Role,
@@ -235,7 +244,7 @@ class PoolCommands:
         return out
 
     def rules_apply(self, fmt: OutputFormat) -> HandleCommandResult:
-        refusal = compat_refusal(self._get("osd_map"))
+        refusal = self._compat_refusal()
         if refusal:
             return refuse(errno.EPERM, refusal)
         with self._store.lock:

@@ -130,6 +130,8 @@ class ModuleState:
             "mode": self.decision.mode.value,
             "mode_since": self.decision.mode_since,
             "quiet_since": self.decision.quiet_since,
+            # a failover keeps the sustain timer of an urgent run already under way
+            "high_since": self.decision.high_since,
             "pinned": self.pinned.value if self.pinned else None,
             "roles": {str(pid): _role_json(r) for pid, r in sorted(self.roles.items())},
             "history": [asdict(r) for r in self.history],
@@ -150,7 +152,7 @@ class ModuleState:
                 raise StateError(f"state version {version} is newer than this module's "
                                  f"{STATE_VERSION}")
             decision = DecisionState(Mode(raw["mode"]), float(raw["mode_since"]),
-                                     raw.get("quiet_since"))
+                                     raw.get("quiet_since"), raw.get("high_since"))
             roles = {int(pid): _role_from(r) for pid, r in raw.get("roles", {}).items()}
             return ModuleState(
                 decision=decision,

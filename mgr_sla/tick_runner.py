@@ -105,6 +105,11 @@ class TickRunner:
             plan = self._plan(state, maps, summary, now)
             if plan is not None:
                 self._record_plan(state, plan, maps.view.epoch, now)
+            switched = state.to_json() if plan is not None and plan.switch else None
+        if switched is not None:
+            # the switch is on record before its first command: a mgr that
+            # takes over mid-switch carries it on instead of switching back
+            self._store.save_text(switched)
         # the mon round trips without the status lock: status never waits on them
         failed = self._apply(plan.pool_changes) if plan is not None else []
         self._place(state, now, plan is not None and not settings.dry_run)

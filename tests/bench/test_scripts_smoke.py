@@ -292,6 +292,7 @@ NEEDS_THROTTLE = pytest.mark.skipif(not blkio_throttle(),
 
 @NEEDS_CEPH
 @NEEDS_THROTTLE
+@pytest.mark.xdist_group("emulated")  # one emulated cluster at a time
 def test_primary_affinity(tmp_path):
     out = tmp_path / "pa.json"
     work = tmp_path / "work"
@@ -317,6 +318,7 @@ def test_primary_affinity(tmp_path):
 
 @NEEDS_CEPH
 @NEEDS_THROTTLE
+@pytest.mark.xdist_group("emulated")  # one emulated cluster at a time
 def test_data_metadata(tmp_path):
     """One layout with a separate DB device, hdd+ssd: its own cluster (the plain
     layouts' cluster is the same without --db-class), both workloads, the DB

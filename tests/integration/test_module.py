@@ -6,6 +6,7 @@ and a normal pool, short intervals so a scenario takes seconds, not minutes.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -212,6 +213,9 @@ def test_mgr_failover_keeps_the_mode_without_a_switch(cluster: Cluster, sla: Obj
     wait_mode(cluster, "shared", DWELL + 120)
     before = cluster.sla_status()
     assert not before["pinned"]
+    # what the next mgr reads: the switch is on record before its first command
+    wait_for("shared mode on record", lambda: json.loads(cluster.ceph(
+        "config-key", "get", "mgr/sla/state"))["mode"] == "shared", 30)
     cluster.ceph("mgr", "fail", "x")
     wait_for("sla to answer after failover", lambda: cluster.ceph_raw(
         "sla", "status").returncode == 0, 120)

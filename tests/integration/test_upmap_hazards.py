@@ -259,9 +259,13 @@ def test_a_pg_merge_in_shared_mode_ends_and_the_module_stops_sending(shared: Clu
         wait_for("merging placed", lambda: placed(cluster, "merging"), 180)
         cluster.wait_clean(300)
         cluster.ceph("osd", "pool", "set", "merging", "pg_num", "12")
-        wait_for("the merge to 12 PGs", lambda: next(
-            p for p in cluster.json("osd", "pool", "ls", "detail")
-            if p["pool_name"] == "merging")["pg_num"] == 12, 300, interval=1)
+        # merged all the way: the mon steps pg_num and pgp_num down a few PGs per
+        # epoch after the target is set, each step an epoch of its own
+        wait_for("the merge to 12 PGs", lambda: {
+            p.get(k) for p in cluster.json("osd", "pool", "ls", "detail")
+            if p["pool_name"] == "merging"
+            for k in ("pg_num", "pg_num_target", "pg_placement_num",
+                      "pg_placement_num_target")} == {12}, 300, interval=1)
         # the merged PGs are placed again, once; then nothing is pending and
         # the mon publishes nothing more for the pool (a loop: an epoch a second)
         wait_for("merging placed after the merge", lambda: placed(cluster, "merging"), 180)

@@ -559,3 +559,28 @@ def test_readme_figure_equals_its_json(label: str) -> None:
         decimals = len(text.partition(".")[2])
         value = round(float(get(data)), decimals)
         assert float(text) == value, f"{label}: README says {text}, {source} gives {value}"
+
+
+def test_the_suite_table_follows_suite_json() -> None:
+    """docs/benchmarks.md's test-suite table and the README's command line give the
+    times, lanes and totals of docs/benchmarks/suite.json."""
+    data = json.loads((RESULTS / "suite.json").read_text())
+    text = (ROOT / "docs" / "benchmarks.md").read_text()
+    section = text.split("## The test suite", 1)[1].split("\n## ", 1)[0]
+    [(header, rows)] = [t for t in _tables(section) if t[0][:2] == ["environment", "lane"]]
+    lane_of = {env: str(i + 1) for i, lane in enumerate(data["lanes"]) for env in lane}
+    lane_of.update({env: "after" for env in data["then"]})
+    seen = {}
+    for row in rows:
+        env = row[0].strip("`")
+        seen[env] = row
+        assert row[1] == lane_of.get(env), f"{env}: lane {row[1]}, suite.json {lane_of.get(env)}"
+        assert _numbers(row[header.index("time")]) == [str(round(data["envs"][env]))], row
+    assert sorted(seen) == sorted(data["envs"]), "the table's environments are suite.json's"
+    total = re.search(r"In all ([\d.]+) minutes \((\d+) s; the machine's CPU busy (\d+) s",
+                      section)
+    assert total, "no 'In all N minutes (N s; the machine's CPU busy N s' line"
+    assert total.groups() == (f"{data['total_secs'] / 60:.1f}", str(round(data["total_secs"])),
+                              str(round(data["cpu_busy_secs"]))), total.groups()
+    about = re.search(r"deploy/run-tests\.sh .*\(about (\d+) min\)", README.read_text())
+    assert about and int(about.group(1)) == round(data["total_secs"] / 60), about

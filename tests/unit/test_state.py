@@ -26,6 +26,16 @@ def test_round_trip_keeps_mode_roles_and_history():
     assert back.last_switch().pgs_moved == 7 and back.switches_total == 1
 
 
+def test_a_running_urgent_spell_survives_a_failover():
+    """high_since (the start of a run above the high threshold) is kept, so a new
+    mgr does not restart the sustain time the switch waits for."""
+    s = ModuleState(DecisionState(Mode.SHARED, 12.0, None, 40.0))
+    back = ModuleState.from_json(s.to_json(), now=50.0)
+    assert back.decision.high_since == 40.0 and back.decision.quiet_since is None
+    older = s.to_json().replace('"high_since": 40.0, ', "")
+    assert ModuleState.from_json(older, now=50.0).decision.high_since is None
+
+
 def test_missing_state_starts_isolated():
     for text in (None, ""):
         s = ModuleState.from_json(text, now=5.0)
