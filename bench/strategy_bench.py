@@ -59,8 +59,8 @@ from bench.common import (
 from bench.emulation import DeviceSpeeds, EmulationError
 from bench.sla_bench import MODULE_CONFIG, THRESHOLD, percentile, read_lat_log
 from harness.cephcluster import Cluster, wait_for
-from mgr_sla import switch_cost
-from mgr_sla.state import Strategy
+from mgr_sla.core import switch_cost
+from mgr_sla.core.state import Strategy
 
 STRATEGIES = ("copy", "move")
 LOADS = {"mix70": ["--rw=randrw", "--rwmixread=70"], "write": ["--rw=randwrite"],
@@ -99,7 +99,7 @@ def fio_rates(report: dict[str, Any]) -> dict[str, float]:
 
 
 def model_gain(strategy: str, read_fraction: float, size: int, share: float) -> float:
-    """The module's own gain model (mgr_sla/switch_cost.py, what `ceph sla plan`
+    """The module's own gain model (mgr_sla/core/switch_cost.py, what `ceph sla plan`
     shows): HDD work per client op isolated over shared."""
     return switch_cost._gain(Strategy(strategy), read_fraction, size, share)
 

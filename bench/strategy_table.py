@@ -1,5 +1,5 @@
 """Where each placement strategy pays: the module's own switch-cost model
-(mgr_sla/switch_cost.py) over normal data volume x read mix, on a cluster of
+(mgr_sla/core/switch_cost.py) over normal data volume x read mix, on a cluster of
 a given size, with the same max_isolation_secs decision the module makes.
 
 Pure (no Ceph): the figures are the model's, the same the module shows in
@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import provenance
-from mgr_sla.state import Strategy
-from mgr_sla.switch_cost import Capacity, PoolCostInputs, pool_cost
+from mgr_sla.core.state import Strategy
+from mgr_sla.core.switch_cost import Capacity, PoolCostInputs, pool_cost
 
 TB = 1e12
 

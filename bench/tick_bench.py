@@ -268,7 +268,7 @@ def timed(fn: Any) -> float:
 def managed_module(cluster: ScaledCluster) -> Any:
     """The real Module on the fake mgr, pool 2 urgent and pool 1 normal (moved by
     pg_upmap_items: the 'upmap' design)."""
-    from mgr_sla.state import Role, Strategy
+    from mgr_sla.core.state import Role, Strategy
 
     m = make_module(cluster, {}, dict(MODULE_OPTIONS))  # type: ignore[arg-type]
     m.get_osdmap = cluster.osdmap
@@ -318,7 +318,7 @@ def epoch_ticks(m: Any, cluster: ScaledCluster, ticks: int) -> list[float]:
 def pg_scans(m: Any, times: int) -> list[float]:
     """The PG scan of a switch to isolated being watched (the normal pool's PG
     stats: which PGs still move, which still act on urgent OSDs)."""
-    from mgr_sla.state import SwitchRecord
+    from mgr_sla.core.state import SwitchRecord
 
     view = m._maps.last().view
     urgent_osds = view.osds_of_class(m._settings.urgent_class)
@@ -339,7 +339,7 @@ def scrapes(m: Any, times: int) -> list[float]:
     from prometheus_client.exposition import generate_latest
     from prometheus_client.registry import CollectorRegistry
 
-    from mgr_sla.metrics import collect_families
+    from mgr_sla.shell.metrics import collect_families
 
     def scrape() -> None:
         snapshot = m._status_snapshot()
@@ -355,7 +355,7 @@ def scrapes(m: Any, times: int) -> list[float]:
 
 def run(osds: int, pools: int, pgs: int, n_quiet: int, n_epoch: int) -> dict[str, Any]:
     install_fake_mgr_module()
-    from mgr_sla.module import OutputFormat
+    from mgr_sla.shell.commands_io import OutputFormat
 
     built = time.perf_counter()
     cluster = ScaledCluster(osds, pools, pgs)

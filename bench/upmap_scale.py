@@ -80,8 +80,8 @@ POOL = "normal"
 RULE_SHARED = "shared"  # take default; chooseleaf firstn 0 type host
 RULE_ISOLATED = "isolated"  # take default class hdd; chooseleaf firstn 0 type host
 SIZE = 3
-TODAY_PARALLEL = 8  # mgr_sla/switch_cost.py UPMAP_PARALLEL
-TODAY_BATCH = 256  # mgr_sla/placement_move.py UPMAP_BATCH
+TODAY_PARALLEL = 8  # mgr_sla/core/switch_cost.py UPMAP_PARALLEL
+TODAY_BATCH = 256  # mgr_sla/placement/move_strategy.py UPMAP_BATCH
 CMD_TIMEOUT = 900  # seconds a single mon command may take
 
 

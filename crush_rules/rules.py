@@ -49,7 +49,7 @@ class Placement:
 
 
 # The defaults every entry point shares: sla-crush's flags, GenerateOptions
-# and the mgr module's options (mgr_sla/settings.py).
+# and the mgr module's options (mgr_sla/core/settings.py).
 DEFAULT_PLACEMENT = Placement()
 DEFAULT_SIZE = 3
 DEFAULT_RELEASE = "pacific"  # the oldest release we support; its text syntax

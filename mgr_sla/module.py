@@ -16,28 +16,29 @@ from typing import Any, Optional
 
 from mgr_module import HandleCommandResult, MgrModule
 
-from . import __version__, compat
-from .advice_commands import Advisor, AdvisorMgr
-from .balancer_guard import BalancerGuard
-from .commands_io import ModeArg, OutputFormat, refuse, reply
-from .cost_watch import CostWatch
-from .decision import Mode, ThresholdError, Thresholds
-from .health import HealthChecks
-from .histogram import TickHistogram
-from .latency import SloError, parse_slo
-from .maps import MapReader
-from .metrics_server import MetricsBindError, MetricsServer
-from .placement import Placement
-from .pool_activity import PerfQueryApi, PoolActivity
-from .pool_commands import PoolCommands
-from .report import history_dicts, render_history, render_status
-from .rules_verifier import RulesVerifier
-from .settings import SETTINGS_SPECS, Settings
-from .state import Role, Strategy, UrgentPlacement
-from .state_store import StateStore
-from .status import StatusSource, status_dict
-from .switch_tracker import SwitchTracker
-from .tick_runner import Collaborators, TickMgr, TickRunner
+from . import __version__
+from .core.decision import Mode, ThresholdError, Thresholds
+from .core.health import HealthChecks
+from .core.histogram import TickHistogram
+from .core.latency import SloError, parse_slo
+from .core.report import history_dicts, render_history, render_status
+from .core.settings import SETTINGS_SPECS, Settings
+from .core.state import Role, Strategy, UrgentPlacement
+from .placement.placer import Placement
+from .shell import compat
+from .shell.advice_commands import Advisor, AdvisorMgr
+from .shell.balancer_guard import BalancerGuard
+from .shell.commands_io import ModeArg, OutputFormat, refuse, reply
+from .shell.cost_watch import CostWatch
+from .shell.map_reader import MapReader
+from .shell.metrics_server import MetricsBindError, MetricsServer
+from .shell.pool_activity import PerfQueryApi, PoolActivity
+from .shell.pool_commands import PoolCommands
+from .shell.rules_verifier import RulesVerifier
+from .shell.state_store import StateStore
+from .shell.status import StatusSource, status_dict
+from .shell.switch_tracker import SwitchTracker
+from .shell.tick_runner import Collaborators, TickMgr, TickRunner
 
 # Between ticks, in shared mode, the perf query is read this often: an OSD
 # report that brings urgent ops starts a tick at once.

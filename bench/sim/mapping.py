@@ -4,7 +4,7 @@ The map is crushtool text from crush_rules.synthetic; crush_rules.generate
 adds the SLA rules and flat weight sets (shared for the normal pool id,
 hybrid for the urgent pool id) and verifies them. sla_shared maps like the
 isolated rule; shared mode's urgent replicas are the module's pg_upmap_items,
-planned here by the module's own planner (mgr_sla.upmaps) on those mappings.
+planned here by the module's own planner (mgr_sla.core.upmap.planner) on those mappings.
 The PG mappings come from ``osdmaptool --test-map-pgs-dump-all`` on a synthetic osdmap (crush_rules'
 own way: pool 1 of ``osdmaptool --createsimple``, its rule id given the steps
 under test and the pool's weight sets).  The normal pool is PGs 0..N-1 of
@@ -34,7 +34,8 @@ from crush_rules.generate import GenerateOptions, generate, read_map, synthetic_
 from crush_rules.sampling import Pool, map_rule
 from crush_rules.tools import Tools
 from crush_rules.topology import analyse
-from mgr_sla.upmaps import OsdPlace, Regions, plan_pool
+from mgr_sla.core.upmap.planner import plan_pool
+from mgr_sla.core.upmap.regions import OsdPlace, Regions
 
 NORMAL_POOL_ID = 1
 URGENT_POOL_ID = 2

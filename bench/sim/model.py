@@ -31,10 +31,10 @@ from typing import Literal
 
 import numpy as np
 
-from mgr_sla.decision import DecisionState, Mode, Thresholds
-from mgr_sla.gates import ClusterHealth, PgCounts
-from mgr_sla.switch_cost import COPY_ISOLATION_SECS  # the module's own figure
-from mgr_sla.tick import TickInputs, plan_tick
+from mgr_sla.core.decision import DecisionState, Mode, Thresholds
+from mgr_sla.core.gates import ClusterHealth, PgCounts
+from mgr_sla.core.switch_cost import COPY_ISOLATION_SECS  # the module's own figure
+from mgr_sla.core.tick import TickInputs, plan_tick
 
 TB = 1e12
 

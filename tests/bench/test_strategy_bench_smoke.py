@@ -24,8 +24,8 @@ PROVENANCE = {"commit", "date", "command", "machine", "ceph_release", "placement
 
 
 def test_model_gain_is_the_modules():
-    from mgr_sla import switch_cost
-    from mgr_sla.state import Strategy
+    from mgr_sla.core import switch_cost
+    from mgr_sla.core.state import Strategy
     for strategy in S.STRATEGIES:
         for r in (0.0, 0.7, 1.0):
             assert S.model_gain(strategy, r, 3, 0.25) == switch_cost._gain(

@@ -1,5 +1,5 @@
 """Per-pool rates from the mgr's running op totals."""
-from mgr_sla.activity import PoolOps, PoolRates, pool_ops_from_df
+from mgr_sla.core.activity import PoolOps, PoolRates, pool_ops_from_df
 
 
 def test_df_totals_sum_reads_and_writes():
@@ -68,7 +68,7 @@ def test_a_pool_with_unknown_pgs_restarts_alone() -> None:
 
 
 def test_perf_query_counters_become_pool_totals() -> None:
-    from mgr_sla.activity import PerfTotals, pool_periods
+    from mgr_sla.core.activity import PerfTotals, pool_periods
     result = {"counters": [
         {"k": [["3"]], "c": [[120, 0], [30, 0], [2_400_000_000, 120], [150_000_000, 30]]},
         {"k": [["junk"]], "c": [[1, 0]]},

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from mgr_sla.advise import AdviseError, AdviseInputs, Measured, advise
-from mgr_sla.report import render_advice as render
+from mgr_sla.core.advise import AdviseError, AdviseInputs, Measured, advise
+from mgr_sla.core.report import render_advice as render
 
 SSD = Measured(850.0, "ceph tell osd.3 bench")
 HDD = Measured(120.0, "calibrated default")

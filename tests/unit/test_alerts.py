@@ -49,7 +49,8 @@ def load_metrics() -> ModuleType:
     # By path: the mgr_sla package's __init__ needs ceph-mgr, metrics.py does not.
     name = "sla_metrics_under_test"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "mgr_sla" / "metrics.py")
+        spec = importlib.util.spec_from_file_location(
+            name, ROOT / "mgr_sla" / "shell" / "metrics.py")
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
@@ -268,13 +269,13 @@ def test_scrape_fragment_is_valid_config(tmp_path: Path) -> None:
 
 
 def _default_dwell_secs() -> float:
-    """min_dwell_secs' default, read from mgr_sla/settings.py (the Settings field)."""
-    tree = ast.parse((ROOT / "mgr_sla" / "settings.py").read_text())
+    """min_dwell_secs' default, read from mgr_sla/core/settings.py (the Settings field)."""
+    tree = ast.parse((ROOT / "mgr_sla" / "core" / "settings.py").read_text())
     for node in ast.walk(tree):
         if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
                 and node.target.id == "min_dwell_secs" and node.value is not None):
             return float(ast.literal_eval(node.value))
-    raise AssertionError("no min_dwell_secs default in mgr_sla/settings.py")
+    raise AssertionError("no min_dwell_secs default in mgr_sla/core/settings.py")
 
 
 def test_mode_flapping_fires_on_switches_the_default_dwell_allows() -> None:

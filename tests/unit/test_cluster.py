@@ -1,5 +1,5 @@
 """Views of the mgr's dicts."""
-from mgr_sla.cluster import (
+from mgr_sla.core.cluster import (
     PoolInfo,
     cluster_view,
     mapping_change,
@@ -78,7 +78,7 @@ def test_mapping_change_counts_new_replicas():
 
 
 def test_pg_bytes_by_seed():
-    from mgr_sla.cluster import pg_bytes_by_seed
+    from mgr_sla.core.cluster import pg_bytes_by_seed
     stats = [{"pgid": "2.a", "stat_sum": {"num_bytes": 100}},
              {"pgid": "2.1f", "stat_sum": {"num_bytes": 5}},
              {"pgid": "12.0", "stat_sum": {"num_bytes": 7}}]
@@ -86,7 +86,7 @@ def test_pg_bytes_by_seed():
 
 
 def test_pgs_without_a_class_use_the_up_sets():
-    from mgr_sla.cluster import pgs_without
+    from mgr_sla.core.cluster import pgs_without
     stats = [{"pgid": "2.0", "up": [0, 1, 3]}, {"pgid": "2.1", "up": [1, 3, 5]},
              {"pgid": "3.0", "up": [1, 3, 5]}]
     hdd = frozenset({0, 2, 4, 6})
@@ -131,7 +131,7 @@ PACIFIC_POOL = {
 
 
 def test_pool_counts_from_the_dump() -> None:
-    from mgr_sla.cluster import pool_info
+    from mgr_sla.core.cluster import pool_info
     info = pool_info(PACIFIC_POOL)
     assert (info.min_size, info.pg_num, info.pg_num_pending, info.pg_num_target) == (1, 125,
                                                                                       124, 32)
@@ -143,7 +143,7 @@ def test_pool_counts_from_the_dump() -> None:
 def test_pool_counts_default_to_nothing_changing() -> None:
     """An older dump (or a test's dict) without the counts: nothing is known to
     merge or split, and the counts follow pg_num."""
-    from mgr_sla.cluster import pool_info
+    from mgr_sla.core.cluster import pool_info
     bare = pool_info({"pool": 1, "pool_name": "a", "crush_rule": 0, "size": 3})
     assert (bare.pg_num, bare.pg_num_pending, bare.pgp_num, bare.min_size) == (0, 0, 0, 0)
     assert not bare.merging and not bare.splitting and bare.pg_autoscale_mode == ""
@@ -155,7 +155,7 @@ def test_pool_counts_default_to_nothing_changing() -> None:
 
 
 def test_pools_with_a_merge_or_a_split() -> None:
-    from mgr_sla.cluster import pools_changing_pg_num, pools_with_pg_merge
+    from mgr_sla.core.cluster import pools_changing_pg_num, pools_with_pg_merge
 
     def entry(pid: int, **counts: int) -> dict:
         return {"pool": pid, "pool_name": f"p{pid}", "crush_rule": 0, "size": 3, **counts}

@@ -45,7 +45,7 @@ def load(name: str, path: Path) -> ModuleType:
 
 
 gen = load("sla_dashboard_generator", GENERATOR)
-metrics = load("sla_metrics_under_test", ROOT / "mgr_sla" / "metrics.py")
+metrics = load("sla_metrics_under_test", ROOT / "mgr_sla" / "shell" / "metrics.py")
 
 
 def committed() -> dict[str, Any]:

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from mgr_sla.decision import DecisionState, Mode, ThresholdError, Thresholds, decide, held
+from mgr_sla.core.decision import DecisionState, Mode, ThresholdError, Thresholds, decide, held
 
 T = Thresholds(100.0, 50.0)
 
@@ -140,7 +140,7 @@ def test_sustain_zero_isolates_at_once():
 
 
 def test_latency_above_the_slo_isolates_below_the_iops_threshold():
-    from mgr_sla.latency import Slo
+    from mgr_sla.core.latency import Slo
     t = Thresholds(10_000.0, 5_000.0)  # far above the load
     slo = Slo(20.0, 75.0, 0.5)
     shared = DecisionState(Mode.SHARED, 0.0)
@@ -152,7 +152,7 @@ def test_latency_above_the_slo_isolates_below_the_iops_threshold():
 
 
 def test_back_to_shared_only_below_the_band_lower_edge():
-    from mgr_sla.latency import Slo
+    from mgr_sla.core.latency import Slo
     t = Thresholds(10_000.0, 5_000.0)
     slo = Slo(20.0, 75.0, 0.5)
     iso = DecisionState(Mode.ISOLATED, 0.0, quiet_since=0.0)

@@ -12,7 +12,7 @@ docs follow:
   `OptionSpec` of mgr_sla/ (or, for `mgr/sla/...`, one of the module's
   config-key store keys);
 - every health check code (`SLA_...`) is a string in mgr_sla/;
-- every metric (`ceph_sla_...`) is in mgr_sla/metrics.py or the dashboard;
+- every metric (`ceph_sla_...`) is in mgr_sla/shell/metrics.py or the dashboard;
 - every repository path (`deploy/...`, `mgr_sla/...`, `docs/...`, ...) and
   every relative link exists, and a link's `#anchor` is a heading there;
 - every figure of the README's "Measured" table equals its JSON source,

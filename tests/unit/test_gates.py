@@ -3,8 +3,8 @@ from dataclasses import replace
 
 import pytest
 
-from mgr_sla.decision import Mode
-from mgr_sla.gates import ClusterHealth, PgCounts, blocking_gates, pg_counts
+from mgr_sla.core.decision import Mode
+from mgr_sla.core.gates import ClusterHealth, PgCounts, blocking_gates, pg_counts
 
 CLEAN = ClusterHealth(PgCounts(total=64), 0.0)
 
@@ -69,7 +69,7 @@ def test_misplaced_at_the_limit_passes():
 
 
 def test_gates_count_only_the_managed_pools_pgs() -> None:
-    from mgr_sla.gates import pool_pg_states, pools_with_unknown_pgs
+    from mgr_sla.core.gates import pool_pg_states, pools_with_unknown_pgs
     summary = {"by_pool": {"1": {"active+clean": 30, "active+clean+scrubbing": 2},
                            "2": {"active+clean": 32},
                            "7": {"peering": 8, "unknown": 4}}}
@@ -80,7 +80,7 @@ def test_gates_count_only_the_managed_pools_pgs() -> None:
 
 
 def test_flags_hold_shared_not_isolation() -> None:
-    from mgr_sla.gates import holding_flags
+    from mgr_sla.core.gates import holding_flags
     flags = holding_flags("sortbitwise,recovery_deletes,norebalance,noout")
     assert flags == ("noout", "norebalance")
     health = ClusterHealth(PgCounts(total=8), 0.0, flags=flags)
@@ -90,7 +90,7 @@ def test_flags_hold_shared_not_isolation() -> None:
 
 
 def test_capacity_gate_from_the_projected_fill() -> None:
-    from mgr_sla.gates import projected_urgent_fill
+    from mgr_sla.core.gates import projected_urgent_fill
     gib = 2.0 ** 30
     size = {1: 100 * gib, 3: 100 * gib}
     used = {1: 40 * gib, 3: 10 * gib}

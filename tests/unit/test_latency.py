@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from mgr_sla.activity import PoolPeriod
-from mgr_sla.latency import LatencyWindow, SloError, Violations, parse_slo, percentile
+from mgr_sla.core.activity import PoolPeriod
+from mgr_sla.core.latency import LatencyWindow, SloError, Violations, parse_slo, percentile
 
 
 def period(write_ms: float, count: int = 10) -> PoolPeriod:

@@ -1,6 +1,7 @@
 """The map reader converts once per epoch, and again when the region spec changes."""
 from harness.fake_mgr import FakeCluster
-from mgr_sla.maps import MapReader, RegionSpec
+from mgr_sla.core.maps import RegionSpec
+from mgr_sla.shell.map_reader import MapReader
 
 
 def test_a_changed_region_spec_converts_the_same_maps_again():

@@ -1,4 +1,4 @@
-"""Tests of mgr_sla/metrics.py: the snapshot-to-metrics mapping and the HTTP server."""
+"""Tests of mgr_sla/shell/metrics.py: the snapshot-to-metrics mapping and the HTTP server."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families  # noqa: E40
 ROOT = Path(__file__).resolve().parents[2]
 
 
-from mgr_sla import metrics, metrics_server  # noqa: E402
+from mgr_sla.shell import metrics, metrics_server  # noqa: E402
 
 
 def sample_snapshot() -> dict[str, Any]:
@@ -264,7 +264,7 @@ def test_off_and_no_dry_run() -> None:
 
 
 def _gates_py_gate_names() -> tuple[str, ...]:
-    from mgr_sla.gates import GATE_NAMES
+    from mgr_sla.core.gates import GATE_NAMES
     return GATE_NAMES
 
 
@@ -482,10 +482,10 @@ def test_unavailable_client_library(server: Any, monkeypatch: pytest.MonkeyPatch
 
 
 def test_tick_histogram_from_the_module_histogram() -> None:
-    # The producer's real output (mgr_sla/histogram.py, no package imports).
-    path = ROOT / "mgr_sla" / "histogram.py"
+    # The producer's real output (mgr_sla/core/histogram.py, no package imports).
+    path = ROOT / "mgr_sla" / "core" / "histogram.py"
     if not path.exists():
-        pytest.skip("mgr_sla/histogram.py not there yet")
+        pytest.skip("mgr_sla/core/histogram.py not there yet")
     spec = importlib.util.spec_from_file_location("sla_histogram_under_test", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

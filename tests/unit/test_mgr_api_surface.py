@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from mgr_sla.settings import SETTINGS_SPECS
+from mgr_sla.core.settings import SETTINGS_SPECS
 
 ROOT = Path(__file__).resolve().parents[2]
 MGR_SLA_DIR = ROOT / "mgr_sla"
@@ -91,12 +91,19 @@ def _defined_in(node: ast.ClassDef) -> set[str]:
 _SHELL_DEFINED: set[str] | None = None
 
 
+def module_files() -> list[Path]:
+    """Every file of the module, its subpackages included (not the crush_rules
+    copy inside it, which is the generator's)."""
+    return sorted(p for p in MGR_SLA_DIR.rglob("*.py")
+                  if "crush_rules" not in p.relative_to(MGR_SLA_DIR).parts)
+
+
 def shell_defined() -> set[str]:
     """Every name the module class, its mixins and ShellBase define."""
     global _SHELL_DEFINED
     if _SHELL_DEFINED is None:
         _SHELL_DEFINED = set()
-        for path in sorted(MGR_SLA_DIR.glob("*.py")):
+        for path in module_files():
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.ClassDef) and (
                         {ast.unparse(b) for b in node.bases} & SHELL_BASES
@@ -197,7 +204,7 @@ class Collector(ast.NodeVisitor):
 
 def used_surface() -> dict[str, Use]:
     uses: dict[str, Use] = {}
-    for path in sorted((ROOT / "mgr_sla").glob("*.py")):
+    for path in module_files():
         for name, use in Collector(path).run().items():
             uses.setdefault(name, Use(use.where)).args.extend(use.args)
     # the Option fields the module declares: its option specs, as compat.option gets them
@@ -323,12 +330,12 @@ def test_every_used_name_exists_or_is_shimmed(release: str) -> None:
     problems = [f"{name}: {why}" for rel, name, why in _gaps()
                 if rel == release and name not in SHIMS]
     assert not problems, (f"{release}'s mgr API lacks what mgr_sla uses "
-                          f"(handle it in mgr_sla/compat.py and add it to SHIMS):\n"
+                          f"(handle it in mgr_sla/shell/compat.py and add it to SHIMS):\n"
                           + "\n".join(problems))
 
 
 def test_shims_exist_and_are_the_only_users() -> None:
-    compat = ast.parse((ROOT / "mgr_sla" / "compat.py").read_text())
+    compat = ast.parse((ROOT / "mgr_sla" / "shell" / "compat.py").read_text())
     functions = {n.name for n in ast.walk(compat) if isinstance(n, ast.FunctionDef)}
     for name, shim in SHIMS.items():
         assert shim in functions, f"SHIMS names compat.{shim} for {name}: no such function"

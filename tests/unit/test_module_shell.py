@@ -30,12 +30,12 @@ def managed(cluster: FakeCluster, store: dict[str, str], **options: Any) -> Any:
 
 
 def _strategy(name: str) -> Any:
-    from mgr_sla.state import Strategy
+    from mgr_sla.core.state import Strategy
     return Strategy(name)
 
 
 def _role(name: str) -> Any:
-    from mgr_sla.state import Role
+    from mgr_sla.core.state import Role
     return Role(name)
 
 
@@ -145,7 +145,7 @@ def test_a_pool_the_mon_refuses_does_not_stop_the_others(cluster: FakeCluster) -
 
 
 def _fmt(name: str) -> Any:
-    from mgr_sla.module import OutputFormat
+    from mgr_sla.shell.commands_io import OutputFormat
     return OutputFormat(name)
 
 
@@ -231,7 +231,7 @@ def test_dry_run_changes_no_state(cluster: FakeCluster) -> None:
 def test_a_switch_with_nothing_to_move_completes(cluster: FakeCluster) -> None:
     """Pools already where the new mode wants them (recreated by the operator):
     the switch's tracking ends at once, so the quiet time can start."""
-    from mgr_sla.commands_io import ModeArg
+    from mgr_sla.shell.commands_io import ModeArg
     m = managed(cluster, {})
     ticks(m, 4)
     assert cluster.rule_of(2) == "sla_shared"
@@ -285,7 +285,7 @@ def test_isolation_cancels_the_move_to_shared_while_its_pgs_peer(cluster: FakeCl
 
 
 def _watch(tracker: Any) -> None:
-    from mgr_sla.state import SwitchRecord
+    from mgr_sla.core.state import SwitchRecord
     tracker.start(SwitchRecord(0.0, "isolated", "shared", "test", epoch=0), {})
 
 
@@ -369,7 +369,7 @@ def test_urgent_load_isolates_while_the_upmap_batch_is_still_going_out(
     import threading
 
     m = managed(cluster, {})
-    from mgr_sla.switch_cost import UPMAP_PARALLEL
+    from mgr_sla.core.switch_cost import UPMAP_PARALLEL
     release = threading.Event()
     send = cluster.mon_command
     upmaps_sent: list[str] = []
@@ -408,7 +408,7 @@ def test_osd_bench_replies_of_every_shape_give_iops(out: str, err: str, iops: fl
     Pacific's JSON has): JSON at the top or one level down, or plain text."""
     from harness.fake_mgr import install_fake_mgr_module
     install_fake_mgr_module()
-    from mgr_sla.advice_commands import _bench_iops
+    from mgr_sla.shell.advice_commands import _bench_iops
     assert _bench_iops(3, 0, out, err) == iops
     with pytest.raises(RuntimeError, match="osd.3 bench: no IOPS"):
         _bench_iops(3, 0, "{}", "")

@@ -1,7 +1,7 @@
 """The other mgr modules on the managed pools: the balancer's pool list, the
 classes of foreign upmap entries, the autoscaler's changes."""
-from mgr_sla.cluster import PoolInfo
-from mgr_sla.neighbours import (
+from mgr_sla.core.cluster import PoolInfo
+from mgr_sla.core.neighbours import (
     BalancerView,
     balancer_exclusion,
     balancer_health,
@@ -12,7 +12,7 @@ from mgr_sla.neighbours import (
     operator_intent,
     parse_pool_ids,
 )
-from mgr_sla.upmaps import OsdPlace, Regions
+from mgr_sla.core.upmap.regions import OsdPlace, Regions
 
 POOLS = [1, 2, 3, 4, 5]
 MANAGED = [2, 3]
@@ -125,7 +125,7 @@ def test_entries_are_classified() -> None:
 
 
 def test_autoscaler_view_names_changes_under_way() -> None:
-    from mgr_sla.neighbours import autoscaler_view
+    from mgr_sla.core.neighbours import autoscaler_view
     pools = {2: PoolInfo(2, "bulk", 1, 3, pg_num=64, pg_num_pending=64, pg_num_target=32,
                          pgp_num=40, pgp_num_target=32, pg_autoscale_mode="on"),
              3: PoolInfo(3, "fast", 1, 3)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 import crush_rules
-from mgr_sla.settings import SETTINGS_SPECS, Settings
+from mgr_sla.core.settings import SETTINGS_SPECS, Settings
 
 
 def test_every_setting_has_one_option_spec_and_the_default_lives_in_settings() -> None:

@@ -1,8 +1,8 @@
 """Persisted state round-trips; expected rules per role and mode."""
 import pytest
 
-from mgr_sla.decision import DecisionState, Mode
-from mgr_sla.state import (
+from mgr_sla.core.decision import DecisionState, Mode
+from mgr_sla.core.state import (
     HISTORY_LEN,
     ModuleState,
     PoolRole,
@@ -83,13 +83,13 @@ def test_expected_rules():
 def test_rule_names_are_the_generators():
     """The module switches pools between the rules crush_rules writes: one name each."""
     from crush_rules import rules as R
-    from mgr_sla import state as S
+    from mgr_sla.core import state as S
     assert (S.RULE_ISOLATED_NORMAL, S.RULE_ISOLATED_URGENT, S.RULE_SHARED, S.RULE_HYBRID) == (
         R.ISOLATED_NORMAL, R.ISOLATED_URGENT, R.SHARED, R.HYBRID)
 
 
 def test_copy_roles_round_trip_and_older_records_default_to_move() -> None:
-    from mgr_sla.state import PoolRole, Role, Strategy, expected_rule, expected_size
+    from mgr_sla.core.state import PoolRole, Role, Strategy, expected_rule, expected_size
     state = ModuleState.initial(1.0)
     state.roles[4] = PoolRole(Role.NORMAL, strategy=Strategy.COPY, base_size=3, base_min_size=2)
     back = ModuleState.from_json(state.to_json(), 2.0)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mgr_sla.state import Strategy
-from mgr_sla.switch_cost import (
+from mgr_sla.core.state import Strategy
+from mgr_sla.core.switch_cost import (
     COPY_ISOLATION_SECS,
     DEFAULT_DRAIN_BYTES_PER_SEC,
     Capacity,

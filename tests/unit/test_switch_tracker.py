@@ -4,8 +4,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from mgr_sla.state import SwitchRecord
-from mgr_sla.switch_tracker import SwitchTracker
+from mgr_sla.core.state import SwitchRecord
+from mgr_sla.shell.switch_tracker import SwitchTracker
 
 URGENT = frozenset({6, 7})
 

@@ -5,10 +5,10 @@ from dataclasses import replace
 
 import pytest
 
-from mgr_sla.decision import DecisionState, Mode, Thresholds
-from mgr_sla.gates import ClusterHealth, PgCounts
-from mgr_sla.state import PoolRole, Role, Strategy, UrgentPlacement
-from mgr_sla.tick import PoolNow, TickInputs, TickPlan, plan_tick
+from mgr_sla.core.decision import DecisionState, Mode, Thresholds
+from mgr_sla.core.gates import ClusterHealth, PgCounts
+from mgr_sla.core.state import PoolRole, Role, Strategy, UrgentPlacement
+from mgr_sla.core.tick import PoolNow, TickInputs, TickPlan, plan_tick
 
 CLEAN = ClusterHealth(PgCounts(total=64), misplaced_ratio=0.0)
 NORMAL = PoolRole(Role.NORMAL)

@@ -7,32 +7,38 @@ import statistics
 
 import pytest
 
-from mgr_sla.cluster import PoolInfo
-from mgr_sla.upmaps import (
-    Draft,
-    OsdPlace,
-    Pairs,
-    PoolPlan,
-    Regions,
-    commands,
-    current_items,
-    fill_unused,
-    harmless_pairs,
-    mapping_faults,
+from mgr_sla.core.cluster import PoolInfo
+from mgr_sla.core.upmap.pg_ids import (
     merge_bound_seeds,
     no_entry_seeds,
     parent_seed,
     parse_pgid,
     pgid_of,
     placement_seed,
+)
+from mgr_sla.core.upmap.pg_plan import (
+    harmless_pairs,
     plan_pg,
-    plan_pool,
     raw_set,
-    regions_from_maps,
     share_ranks,
-    switch_moves,
     target_urgent_share,
     urgent_count,
+)
+from mgr_sla.core.upmap.planner import (
+    Draft,
+    PoolPlan,
+    commands,
+    fill_unused,
+    plan_pool,
+    switch_moves,
+)
+from mgr_sla.core.upmap.regions import (
+    OsdPlace,
+    Pairs,
+    Regions,
+    current_items,
+    mapping_faults,
+    regions_from_maps,
 )
 
 

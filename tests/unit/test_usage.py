@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from mgr_sla.usage import MAX_BUCKETS, UsageError, UsageHistory
+from mgr_sla.core.usage import MAX_BUCKETS, UsageError, UsageHistory
 
 H = 3600.0
 

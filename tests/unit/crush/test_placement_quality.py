@@ -16,8 +16,10 @@ from crush_rules.crushtext import parse_blocks
 from crush_rules.generate import read_map, synthetic_osdmap
 from crush_rules.sampling import Pool, map_rule
 from crush_rules.tools import Tools
-from mgr_sla.cluster import PoolInfo
-from mgr_sla.upmaps import mapping_faults, pgid_of, plan_pool, regions_from_maps
+from mgr_sla.core.cluster import PoolInfo
+from mgr_sla.core.upmap.pg_ids import pgid_of
+from mgr_sla.core.upmap.planner import plan_pool
+from mgr_sla.core.upmap.regions import mapping_faults, regions_from_maps
 
 FIXTURES = Path(__file__).resolve().parents[2] / "crush_topologies"
 TOOLS = Tools()

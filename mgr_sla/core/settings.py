@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Callable
 
-from .crush_rules.rules import DEFAULT_PLACEMENT, DEFAULT_SIZE
+from ..crush_rules.rules import DEFAULT_PLACEMENT, DEFAULT_SIZE
 from .decision import Thresholds
 from .latency import Slo
 from .maps import RegionSpec

@@ -7,15 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .cluster import (
+from ..core.cluster import (
     mapping_change,
     pgs_acting_on,
     pgs_not_clean,
     pool_misplaced_ratios,
     pool_pg_stats,
 )
-from .decision import Mode
-from .state import SwitchRecord
+from ..core.decision import Mode
+from ..core.state import SwitchRecord
 
 # Per-pool misplaced ratios are read this often while no switch is watched.
 SLOW_READ_SECS = 30.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any, Callable
 
-from .activity import (
+from ..core.activity import (
     PERF_QUERY,
     PerfTotals,
     PoolPeriod,
@@ -19,8 +19,8 @@ from .activity import (
     pool_ops_from_df,
     pool_periods,
 )
-from .gates import pools_with_unknown_pgs
-from .latency import LatencyWindow, PoolLatency, Slo, Violations
+from ..core.gates import pools_with_unknown_pgs
+from ..core.latency import LatencyWindow, PoolLatency, Slo, Violations
 
 
 class PerfQueryApi:

@@ -14,15 +14,15 @@ import json
 from collections.abc import Iterable
 from typing import Any, Callable
 
-from .health import HealthChecks
-from .neighbours import (
+from ..core.health import HealthChecks
+from ..core.neighbours import (
     BALANCER_DEFAULTS,
     balancer_exclusion,
     balancer_release,
     balancer_view,
     module_option_default,
 )
-from .strategy import MonCall
+from ..placement.base import MonCall
 
 STORE_KEY = "balancer"
 POOL_IDS = "mgr/balancer/pool_ids"

@@ -46,37 +46,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .pg_ids import (  # noqa: F401  (re-exported: the planner's callers use them)
-    merge_bound_seeds,
-    no_entry_seeds,
-    parent_seed,
-    parse_pgid,
-    pgid_of,
-    placement_seed,
-    stable_mod,
-)
-from .pg_plan import (  # noqa: F401  (re-exported, as above)
-    harmless_pairs,
-    plan_pg,
-    raw_set,
-    share_ranks,
-    target_urgent_share,
-    urgent_count,
-)
-from .regions import (  # noqa: F401  (re-exported, as above)
-    MappingFaults,
-    OsdPlace,
-    Pairs,
-    Regions,
-    current_items,
-    hash_of,
-    mapping_faults,
-    mix,
-    regions_from_maps,
-)
+from .pg_ids import merge_bound_seeds, no_entry_seeds, parse_pgid, pgid_of, placement_seed
+from .pg_plan import harmless_pairs, plan_pg, raw_set, share_ranks, target_urgent_share
+from .regions import Pairs, Regions
 
 if TYPE_CHECKING:
-    from .cluster import PoolInfo
+    from ..cluster import PoolInfo
 
 @dataclass(frozen=True)
 class PoolPlan:

@@ -11,15 +11,10 @@ from typing import Any, Callable
 
 from mgr_module import HandleCommandResult
 
-from .cluster import ClusterView, PoolInfo, pg_bytes_by_seed, pool_refusal
-from .commands_io import OutputFormat, refuse, reply
-from .crush_rules.rules import copy_rule_name
-from .decision import Mode
-from .maps import MapReader
-from .placement import Placement
-from .rules_verifier import RulesBusy, RulesVerifier, compat_refusal, module_words, rules_needed
-from .settings import Settings
-from .state import (
+from ..core.cluster import ClusterView, PoolInfo, pg_bytes_by_seed, pool_refusal
+from ..core.decision import Mode
+from ..core.settings import Settings
+from ..core.state import (
     RULE_ISOLATED_NORMAL,
     PoolRole,
     Role,
@@ -27,9 +22,15 @@ from .state import (
     UrgentPlacement,
     expected_rule,
 )
+from ..core.upmap.pg_ids import parse_pgid
+from ..core.upmap.planner import switch_moves
+from ..crush_rules.rules import copy_rule_name
+from ..placement.base import MonCall, set_pool
+from ..placement.placer import Placement
+from .commands_io import OutputFormat, refuse, reply
+from .map_reader import MapReader
+from .rules_verifier import RulesBusy, RulesVerifier, compat_refusal, module_words, rules_needed
 from .state_store import StateStore
-from .strategy import MonCall, set_pool
-from .upmaps import parse_pgid, switch_moves
 
 MAX_COPY_SIZE = 9
 

@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .crush_rules.rules import copy_rule_name
+from ..crush_rules.rules import copy_rule_name
 from .decision import DecisionState, Mode
 
 RULE_ISOLATED_NORMAL = "sla_isolated_normal"

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cluster import PoolInfo
-from .upmaps import Pairs, Regions, harmless_pairs, mapping_faults, raw_set
+from .upmap.pg_plan import harmless_pairs, raw_set
+from .upmap.regions import Pairs, Regions, mapping_faults
 
 # Balancer modes that change the mapping of the pools it works on: upmap
 # (pg_upmap_items), read and upmap-read (pg_upmap_primary, Reef and later),

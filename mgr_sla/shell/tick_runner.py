@@ -8,11 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from .advice_commands import USAGE_KEY, Advisor
-from .balancer_guard import BalancerGuard
-from .cost_watch import CostWatch
-from .decision import DecisionState, Mode, ThresholdError, Thresholds
-from .gates import (
+from ..core.decision import DecisionState, Mode, ThresholdError, Thresholds
+from ..core.gates import (
     ClusterHealth,
     Gate,
     PgCounts,
@@ -23,16 +20,20 @@ from .gates import (
     pg_total,
     pool_pg_states,
 )
-from .health import HealthChecks
-from .maps import MapReader, MapSnapshot
-from .placement import Placement
+from ..core.health import HealthChecks
+from ..core.maps import MapSnapshot
+from ..core.settings import Settings
+from ..core.state import ModuleState, Role, Strategy, SwitchRecord, UrgentPlacement
+from ..core.tick import PoolNow, TickInputs, TickPlan, plan_tick
+from ..placement.placer import Placement
+from .advice_commands import USAGE_KEY, Advisor
+from .balancer_guard import BalancerGuard
+from .cost_watch import CostWatch
+from .map_reader import MapReader
 from .pool_activity import PoolActivity
 from .rules_verifier import RulesVerifier, rules_needed
-from .settings import Settings
-from .state import ModuleState, Role, Strategy, SwitchRecord, UrgentPlacement
 from .state_store import StateStore
 from .switch_tracker import SwitchTracker
-from .tick import PoolNow, TickInputs, TickPlan, plan_tick
 
 # Urgent load must be seen and acted on within this (the OSDs report every
 # mgr_stats_period, 5 s by default).

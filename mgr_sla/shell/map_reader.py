@@ -1,4 +1,4 @@
-"""The OSD and CRUSH maps as the module last converted them.
+"""Reads the OSD and CRUSH maps from the mgr and converts them once per epoch.
 
 Map work (converting the maps, planning placement) runs on a new OSD map
 epoch (notify 'osd_map', or the module's own commands) and at the latest
@@ -6,44 +6,14 @@ every MAP_REFRESH_SECS; a quiet tick reads counters only.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable
 
-from .cluster import ClusterView, cluster_view
-from .gates import holding_flags
-from .upmaps import Pairs, Regions, current_items, regions_from_maps
+from ..core.cluster import ClusterView, cluster_view
+from ..core.gates import holding_flags
+from ..core.maps import MapSnapshot, RegionSpec
+from ..core.upmap.regions import current_items
 
 MAP_REFRESH_SECS = 300.0
-
-
-@dataclass(frozen=True)
-class MapSnapshot:
-    """What the module needs of the OSD and CRUSH maps, as last converted.
-
-    Only the derived views are kept, not the dumps: everything the module
-    holds is walked by the garbage collector of its interpreter."""
-
-    at: float
-    view: ClusterView
-    regions: Regions
-    upmap_items: dict[int, dict[str, Pairs]]
-    flags: tuple[str, ...]
-    nearfull_ratio: float
-    backfillfull_ratio: float
-    spec: RegionSpec
-
-
-@dataclass(frozen=True)
-class RegionSpec:
-    """Which classes make the regions, and what replicas never share."""
-
-    failure_domain: str
-    normal_class: str
-    urgent_class: str
-
-    def regions(self, osd_map: dict[str, Any], crush: dict[str, Any]) -> Regions:
-        return regions_from_maps(osd_map, crush, self.failure_domain, self.normal_class,
-                                 self.urgent_class)
 
 
 class MapReader:

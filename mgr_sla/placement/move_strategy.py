@@ -10,15 +10,16 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
-from .cluster import ClusterView
-from .gates import Gate
-from .maps import MapSnapshot
-from .state import RULE_HYBRID, RULE_ISOLATED_NORMAL, RULE_SHARED, PoolRole, Role, Strategy
-from .strategy import EntryPlan, MonCall, PoolUp, Released, set_pool
-from .switch_cost import UPMAP_PARALLEL, Capacity, PoolCostInputs, SwitchCost, strategy_cost
-from .tick import PoolChange
-from .upmaps import MappingFaults, commands, current_items, mapping_faults, plan_pool
-from .worker import BatchSender
+from ..core.cluster import ClusterView
+from ..core.gates import Gate
+from ..core.maps import MapSnapshot
+from ..core.state import RULE_HYBRID, RULE_ISOLATED_NORMAL, RULE_SHARED, PoolRole, Role, Strategy
+from ..core.switch_cost import UPMAP_PARALLEL, Capacity, PoolCostInputs, SwitchCost, strategy_cost
+from ..core.tick import PoolChange
+from ..core.upmap.planner import commands, plan_pool
+from ..core.upmap.regions import MappingFaults, current_items, mapping_faults
+from ..worker import BatchSender
+from .base import EntryPlan, MonCall, PoolUp, Released, set_pool
 
 # pg_upmap_items commands planned per epoch, all sent at once (UPMAP_PARALLEL):
 # the mon folds concurrent commands into one proposal.

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .cluster import ClusterView
+from ..core.cluster import ClusterView
+from ..core.decision import ThresholdError, Thresholds
+from ..core.gates import GATE_NAMES, Gate, gate_status
+from ..core.settings import Settings
+from ..core.state import ModuleState, Role, expected_rule, expected_size
+from ..placement.placer import Placement
 from .cost_watch import CostWatch
-from .decision import ThresholdError, Thresholds
-from .gates import GATE_NAMES, Gate, gate_status
-from .placement import Placement
 from .pool_activity import PoolActivity
-from .settings import Settings
-from .state import ModuleState, Role, expected_rule, expected_size
 from .switch_tracker import SwitchTracker
 
 

@@ -14,15 +14,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .cluster import ClusterView
-from .gates import Gate
-from .maps import MapSnapshot
-from .placement_move import restore_rule
-from .state import PoolRole, Strategy
-from .strategy import EntryPlan, MonCall, PoolUp, Released, set_pool
-from .switch_cost import Capacity, PoolCostInputs, SwitchCost, strategy_cost
-from .tick import PoolChange
-from .upmaps import MappingFaults, mapping_faults
+from ..core.cluster import ClusterView
+from ..core.gates import Gate
+from ..core.maps import MapSnapshot
+from ..core.state import PoolRole, Strategy
+from ..core.switch_cost import Capacity, PoolCostInputs, SwitchCost, strategy_cost
+from ..core.tick import PoolChange
+from ..core.upmap.regions import MappingFaults, mapping_faults
+from .base import EntryPlan, MonCall, PoolUp, Released, set_pool
+from .move_strategy import restore_rule
 
 
 class CopyStrategy:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .decision import Mode
-from .gates import projected_urgent_fill
-from .health import HealthChecks
-from .maps import MapSnapshot
-from .settings import Settings
-from .state import ModuleState, Role, Strategy, expected_rule
-from .switch_cost import (
+from ..core.decision import Mode
+from ..core.gates import projected_urgent_fill
+from ..core.health import HealthChecks
+from ..core.maps import MapSnapshot
+from ..core.settings import Settings
+from ..core.state import ModuleState, Role, Strategy, expected_rule
+from ..core.switch_cost import (
     Capacity,
     PoolCost,
     PoolCostInputs,
@@ -24,7 +24,7 @@ from .switch_cost import (
     pool_cost,
     too_slow_to_isolate,
 )
-from .upmaps import target_urgent_share
+from ..core.upmap.pg_plan import target_urgent_share
 
 SLOW_READ_SECS = 30.0
 

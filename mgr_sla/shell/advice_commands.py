@@ -16,14 +16,15 @@ from typing import Any, Callable, Optional
 
 from mgr_module import CommandResult, HandleCommandResult
 
-from .advise import AdviseError, AdviseInputs, Measured, advise
+from ..core.advise import AdviseError, AdviseInputs, Measured, advise
+from ..core.report import render_advice
+from ..core.settings import Settings
+from ..core.state import Role
+from ..core.upmap.pg_plan import target_urgent_share
+from ..core.usage import UsageError, UsageHistory
+from ..crush_rules.rules import DEFAULT_SIZE
 from .commands_io import OutputFormat, refuse, reply
-from .report import render_advice
-from .settings import DEFAULT_SIZE, Settings
-from .state import Role
 from .state_store import StateStore
-from .upmaps import target_urgent_share
-from .usage import UsageError, UsageHistory
 
 USAGE_KEY = "usage"
 CALIBRATION_KEY = "calibration"

@@ -10,12 +10,9 @@ import threading
 import time
 from typing import Any, Callable
 
-from . import compat
-from .cluster import ClusterView
-from .crush_rules import CrushError, GenerateOptions, InstallResult, Tools, install, verify_live
-from .crush_rules.rules import copy_rule_name
-from .settings import Settings
-from .state import (
+from ..core.cluster import ClusterView
+from ..core.settings import Settings
+from ..core.state import (
     RULE_HYBRID,
     RULE_ISOLATED_NORMAL,
     RULE_ISOLATED_URGENT,
@@ -25,7 +22,10 @@ from .state import (
     Strategy,
     UrgentPlacement,
 )
-from .worker import KeyedWorker
+from ..crush_rules import CrushError, GenerateOptions, InstallResult, Tools, install, verify_live
+from ..crush_rules.rules import copy_rule_name
+from ..shell import compat
+from ..worker import KeyedWorker
 
 REQUIRED_RULES = (RULE_ISOLATED_NORMAL, RULE_SHARED, RULE_ISOLATED_URGENT)
 

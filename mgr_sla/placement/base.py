@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-from .cluster import ClusterView, PoolInfo
-from .gates import Gate, GateName
-from .maps import MapSnapshot
-from .state import PoolRole, Strategy
-from .switch_cost import Capacity, PoolCostInputs, SwitchCost
-from .tick import PoolChange
-from .upmaps import MappingFaults, Pairs
+from ..core.cluster import ClusterView, PoolInfo
+from ..core.gates import Gate, GateName
+from ..core.maps import MapSnapshot
+from ..core.state import PoolRole, Strategy
+from ..core.switch_cost import Capacity, PoolCostInputs, SwitchCost
+from ..core.tick import PoolChange
+from ..core.upmap.regions import MappingFaults, Pairs
 
 MonCall = Callable[[dict[str, Any]], "tuple[int, str, str]"]
 

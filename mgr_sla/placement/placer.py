@@ -11,15 +11,15 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
-from .cluster import ClusterView
-from .gates import Gate
-from .health import HealthChecks
-from .maps import MapSnapshot
-from .placement_copy import CopyStrategy
-from .placement_move import UpmapStrategy
-from .state import ModuleState, PoolRole, Role, Strategy
-from .strategy import MonCall, PlacementStrategy, PoolUp, Released, merge_failed
-from .tick import PoolChange
+from ..core.cluster import ClusterView
+from ..core.gates import Gate
+from ..core.health import HealthChecks
+from ..core.maps import MapSnapshot
+from ..core.state import ModuleState, PoolRole, Role, Strategy
+from ..core.tick import PoolChange
+from .base import MonCall, PlacementStrategy, PoolUp, Released, merge_failed
+from .copy_strategy import CopyStrategy
+from .move_strategy import UpmapStrategy
 
 APPLY_PARALLEL = 16  # pools changed at once in one tick
 

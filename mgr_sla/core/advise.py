@@ -1,7 +1,7 @@
 """`ceph sla advise`: is the urgent region big enough, and what to set.
 
 Sizes the urgent device class (e.g. the ssd OSDs) from the urgent pools'
-recorded IOPS (mgr_sla/usage.py) and a per-OSD capacity, checks whether shared
+recorded IOPS (mgr_sla/core/usage.py) and a per-OSD capacity, checks whether shared
 mode would overfill it, and derives the thresholds and dwell from the rules of
 docs/policy-simulation.md "Recommended defaults". Every figure carries a
 `basis` saying where it came from: advice an operator cannot check is advice

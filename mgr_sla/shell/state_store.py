@@ -11,8 +11,8 @@ import threading
 import time
 from typing import Any, Callable
 
-from .health import HealthChecks
-from .state import STATE_KEY, ModuleState, StateError
+from ..core.health import HealthChecks
+from ..core.state import STATE_KEY, ModuleState, StateError
 
 
 class StateStore:

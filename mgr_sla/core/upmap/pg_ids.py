@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .cluster import PoolInfo
+    from ..cluster import PoolInfo
 
 
 def parse_pgid(pgid: str) -> tuple[int, int]:
