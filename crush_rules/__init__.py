@@ -63,6 +63,7 @@ point shares.  No module keeps mutable state.
 from .errors import CrushError
 from .generate import Generated, GenerateOptions, generate, verify_map
 from .live import InstallResult, MovePlan, install, plan_switch, verify_live
+from .reports import CopyReport, VerifyReport
 from .rules import (
     COPY_PREFIX,
     DEFAULT_PLACEMENT,
@@ -78,7 +79,6 @@ from .rules import (
     copy_rule_size,
 )
 from .tools import CephCli, Tools
-from .verify import CopyReport, VerifyReport
 
 __all__ = [
     "COPY_PREFIX",

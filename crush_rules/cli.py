@@ -16,8 +16,9 @@ from pathlib import Path
 
 from . import rules as R
 from .errors import CrushError
-from .generate import REPORT, GenerateOptions, check_release, generate, read_map, verify_map
+from .generate import GenerateOptions, check_release, generate, read_map, verify_map
 from .live import install, plan_switch, verify_live
+from .safety import REPORT
 from .tools import CephCli, Tools
 
 

@@ -15,9 +15,10 @@ from .crushtext import (
     with_rule_steps,
 )
 from .errors import CrushError
-from .generate import GenerateOptions, check_flat, generate, verify_map
+from .generate import GenerateOptions, generate, verify_map
+from .reports import VerifyReport
+from .safety import check_flat
 from .tools import CephCli, Cluster, Tools
-from .verify import VerifyReport
 
 
 @dataclass(frozen=True)

@@ -18,23 +18,26 @@ _TYPES = (
 )
 
 
+_HEADER = (
+    "# begin crush map",
+    "tunable choose_local_tries 0",
+    "tunable choose_local_fallback_tries 0",
+    "tunable choose_total_tries 50",
+    "tunable chooseleaf_descend_once 1",
+    "tunable chooseleaf_vary_r 1",
+    "tunable chooseleaf_stable 1",
+    "tunable straw_calc_version 1",
+    "tunable allowed_bucket_algs 54",
+    "",
+    "# devices",
+)
+
+
 def crush_text(
     hosts: Sequence[Sequence[tuple[str, float]]], *, racks: int = 0, root: str = "default"
 ) -> str:
     """crushtool text for the hosts; with racks > 0 hosts are dealt round-robin into racks."""
-    lines = [
-        "# begin crush map",
-        "tunable choose_local_tries 0",
-        "tunable choose_local_fallback_tries 0",
-        "tunable choose_total_tries 50",
-        "tunable chooseleaf_descend_once 1",
-        "tunable chooseleaf_vary_r 1",
-        "tunable chooseleaf_stable 1",
-        "tunable straw_calc_version 1",
-        "tunable allowed_bucket_algs 54",
-        "",
-        "# devices",
-    ]
+    lines = list(_HEADER)
     osd = 0
     host_items: list[list[str]] = []
     for host in hosts:
@@ -46,10 +49,20 @@ def crush_text(
         host_items.append(items)
     lines += ["", "# types"] + [f"type {i} {t}" for i, t in enumerate(_TYPES)]
     lines += ["", "# buckets"]
+    lines += _bucket_lines(host_items, racks, root, wide_names=len(hosts) > 99)
+    lines += _rule_lines(root)
+    return "\n".join(lines) + "\n"
+
+
+def _bucket_lines(
+    host_items: list[list[str]], racks: int, root: str, wide_names: bool
+) -> list[str]:
+    """The host buckets (node0.. or node000.. when wide_names), the racks, then the root."""
+    lines: list[str] = []
     next_id = -2
     host_names = []
     for index, items in enumerate(host_items):
-        name = f"node{index:03d}" if len(hosts) > 99 else f"node{index}"
+        name = f"node{index:03d}" if wide_names else f"node{index}"
         host_names.append(name)
         lines += [f"host {name} {{", f"\tid {next_id}", "\talg straw2", "\thash 0"] + items + ["}"]
         next_id -= 1
@@ -66,7 +79,12 @@ def crush_text(
         children = rack_names
     lines += [f"root {root} {{", "\tid -1", "\talg straw2", "\thash 0"]
     lines += [f"\titem {c}" for c in children] + ["}", ""]
-    lines += [
+    return lines
+
+
+def _rule_lines(root: str) -> list[str]:
+    """The stock replicated_rule, taking the whole root, and the end of the map."""
+    return [
         "# rules",
         "rule replicated_rule {",
         "\tid 0",
@@ -80,7 +98,6 @@ def crush_text(
         "",
         "# end crush map",
     ]
-    return "\n".join(lines) + "\n"
 
 
 def paper() -> list[Host]:

@@ -172,20 +172,8 @@ def analyse(crush: CrushMap, placement: Placement, size: int) -> Topology:
     that are not straw2, classes missing or in separate roots, and fewer
     failure domains holding each class than the size.
     """
-    if size == 1:
-        raise CrushError(
-            "--size 1 is refused: a size-1 pool has no redundancy, and shared mode keeps each "
-            "PG's primary on the normal class, so a size-1 pool could never use the urgent "
-            "class; use --size 2 or more"
-        )
-    if not 2 <= size <= MAX_SIZE:
-        raise CrushError(f"--size {size} is out of range; use 2 to {MAX_SIZE}")
-    root = crush.bucket_named(placement.root)
-    if root is None or root.is_shadow:
-        roots = ", ".join(r.name for r in real_roots(crush)) or "none"
-        raise CrushError(
-            f"root '{placement.root}' not in the map; pass --root with one of: {roots}"
-        )
+    _check_size(size)
+    root = _root(crush, placement)
     stretch = stretch_rule(crush)
     if stretch is not None:
         raise CrushError(
@@ -209,6 +197,38 @@ def analyse(crush: CrushMap, placement: Placement, size: int) -> Topology:
                 f"the map has no shadow tree {root.name}~{name}; "
                 f"rebuild it with crushtool --rebuild-class-roots"
             )
+    domains, domain_of_device = _failure_domains(crush, root, placement)
+    _check_domain_counts(domains, root, placement, size)
+    return Topology(placement, size, root, tuple(domains), domain_of_device)
+
+
+def _check_size(size: int) -> None:
+    if size == 1:
+        raise CrushError(
+            "--size 1 is refused: a size-1 pool has no redundancy, and shared mode keeps each "
+            "PG's primary on the normal class, so a size-1 pool could never use the urgent "
+            "class; use --size 2 or more"
+        )
+    if not 2 <= size <= MAX_SIZE:
+        raise CrushError(f"--size {size} is out of range; use 2 to {MAX_SIZE}")
+
+
+def _root(crush: CrushMap, placement: Placement) -> Bucket:
+    """The placement's root bucket (a real one, not a shadow), else a CrushError."""
+    root = crush.bucket_named(placement.root)
+    if root is None or root.is_shadow:
+        roots = ", ".join(r.name for r in real_roots(crush)) or "none"
+        raise CrushError(
+            f"root '{placement.root}' not in the map; pass --root with one of: {roots}"
+        )
+    return root
+
+
+def _failure_domains(
+    crush: CrushMap, root: Bucket, placement: Placement
+) -> tuple[list[FailureDomain], dict[int, int]]:
+    """(the failure-domain buckets under the root with their class weights, device -> domain)."""
+    fd = placement.failure_domain
     buckets = _domains_below(crush, root, fd)
     if not buckets:
         raise CrushError(f"no '{fd}' buckets under root {root.name}; pass --failure-domain")
@@ -225,6 +245,14 @@ def analyse(crush: CrushMap, placement: Placement, size: int) -> Topology:
         )
         for device in crush.devices_under(bucket.id):
             domain_of_device[device] = bucket.id
+    return domains, domain_of_device
+
+
+def _check_domain_counts(
+    domains: list[FailureDomain], root: Bucket, placement: Placement, size: int
+) -> None:
+    """Each class must be in at least ``size`` failure domains, or every PG is short."""
+    fd = placement.failure_domain
     for role, name, rules in (
         ("normal", placement.normal_class, "sla_isolated_normal and sla_shared"),
         ("urgent", placement.urgent_class, "sla_isolated_urgent and sla_fast"),
@@ -239,4 +267,3 @@ def analyse(crush: CrushMap, placement: Placement, size: int) -> Topology:
                 f"--size {size}: {rules} would leave every PG short of replicas; {lower} or add "
                 f"{name} OSDs to {size - have} more {fd}{'s' if size - have > 1 else ''}"
             )
-    return Topology(placement, size, root, tuple(domains), domain_of_device)

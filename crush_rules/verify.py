@@ -8,10 +8,10 @@ PG, on mappings of a real pool's PG ids.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from . import rules as R
+from .reports import CopyReport, PairReport, RuleReport
 from .stats import P_FAIL, FitResult, proportional_fit
 
 Mappings = Mapping[int, Sequence[int]]  # PG seed -> OSDs, primary first
@@ -46,99 +46,6 @@ class Layout:
     target_urgent_share: float = 0.0
 
 
-@dataclass(frozen=True)
-class RuleReport:
-    rule: str
-    pool_id: int | None
-    pgs: int
-    short_pgs: int
-    duplicate_osd_pgs: int
-    failure_domain_violations: int
-    isolation_violations: int | None
-    inclusion: float
-    urgent_share: float
-    primary_urgent: float
-    # PGs whose OSDs (or their order) differ from sla_isolated_normal's on the same
-    # pool; set for sla_shared and sla_hybrid (R4), else None.
-    pgs_differing_from_isolated: int | None = None
-    # R7: p-value of "first replicas per failure domain follow the class weights"
-    # (isolated rules, offline verification); None when not tested.
-    proportional_p: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class PairReport:
-    replicas_moved: int
-    replicas_must_move: int
-    movement_efficiency: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class CopyReport:
-    """R8 for one copy rule, on the PGs of one pool (mapped at N and at N + 1 replicas)."""
-
-    rule: str
-    size: int  # N: normal-class copies; shared mode runs the pool at N + 1
-    pool_id: int | None
-    pgs: int
-    # at N replicas
-    pgs_differing_from_isolated: int  # vs sla_isolated_normal at N (same OSDs, same order)
-    # at N + 1 replicas
-    short_pgs: int  # fewer than N + 1 OSDs
-    duplicate_osd_pgs: int
-    urgent_not_first_pgs: int  # the first OSD is not of the urgent class
-    urgent_count_pgs: int  # not exactly one urgent-class OSD
-    normal_off_class_pgs: int  # an OSD after the first is not of the normal class
-    normal_failure_domain_pgs: int  # two of the N normal copies in one failure domain
-    normal_differing_pgs: int  # the N after the first differ from sla_isolated_normal at N
-    # the urgent copy in a failure domain that also holds a normal copy (allowed)
-    shared_failure_domain_pgs: int
-    shared_failure_domain_fraction: float
-    # replicas a switch N -> N + 1 adds (one per PG when the rule is right) and
-    # the other replicas it changes (0 when right)
-    replicas_added: int
-    replicas_moved: int
-    pool_size: int | None = None  # the size of the pool mapped (None: synthetic pool)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class VerifyReport:
-    rules: Mapping[str, RuleReport]
-    pair: PairReport | None
-    # The weight-proportional urgent share of replicas (capped): what shared mode could
-    # put on the urgent class; reached by the module's upmaps, not by CRUSH.
-    target_urgent_share: float
-    failures: tuple[str, ...]
-    warnings: tuple[str, ...] = ()
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    copy_rules: Mapping[str, CopyReport] = field(default_factory=dict)  # R8, by rule name
-
-    @property
-    def ok(self) -> bool:
-        return not self.failures
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "failures": list(self.failures),
-            "warnings": list(self.warnings),
-            "target_urgent_share": round(self.target_urgent_share, 4),
-            "rules": {name: report.to_dict() for name, report in self.rules.items()},
-            "isolated_normal_to_shared": self.pair.to_dict() if self.pair else None,
-            "copy_rules": {name: report.to_dict() for name, report in self.copy_rules.items()},
-            **dict(self.extra),
-        }
-
-
 def _ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator if denominator else 0.0
 
@@ -149,6 +56,15 @@ def differing_pgs(mappings: Mappings, reference: Mappings) -> int:
         1 for pg in set(mappings) | set(reference)
         if tuple(mappings.get(pg, ())) != tuple(reference.get(pg, ()))
     )
+
+
+def _allowed_classes(name: str, layout: Layout) -> set[str] | None:
+    """The device classes an isolated rule may map to (R2); None for the other rules."""
+    if name == R.ISOLATED_NORMAL:
+        return {layout.normal_class}
+    if name in (R.ISOLATED_URGENT, R.FAST):
+        return {layout.urgent_class}
+    return None
 
 
 def check_rule(
@@ -167,11 +83,7 @@ def check_rule(
     short = duplicate = fd_violations = off_class = with_normal = urgent = primaries = 0
     replicas = 0
     normal, urgent_class = layout.normal_class, layout.urgent_class
-    allowed: set[str] | None = None
-    if name == R.ISOLATED_NORMAL:
-        allowed = {normal}
-    elif name in (R.ISOLATED_URGENT, R.FAST):
-        allowed = {urgent_class}
+    allowed = _allowed_classes(name, layout)
     for osds in mappings.values():
         replicas += len(osds)
         if len(osds) < layout.size:
@@ -264,31 +176,9 @@ def requirement_failures(
     failures: list[str] = []
     warnings: list[str] = []
     for name, r in reports.items():
-        label = f"{name} (pool {r.pool_id})" if r.pool_id is not None else name
-        if r.duplicate_osd_pgs:
-            failures.append(f"R1 {label}: {r.duplicate_osd_pgs}/{r.pgs} PGs map one OSD twice")
-        if r.failure_domain_violations:
-            failures.append(
-                f"R1 {label}: {r.failure_domain_violations}/{r.pgs} PGs put two replicas "
-                "in one failure domain"
-            )
-        if r.short_pgs:
-            message = f"{label}: {r.short_pgs}/{r.pgs} PGs have fewer replicas than the size"
-            if name in (R.ISOLATED_NORMAL, R.SHARED):
-                failures.append("R1 " + message)
-            else:
-                warnings.append(message)
-        if r.isolation_violations:
-            failures.append(
-                f"R2 {label}: {r.isolation_violations}/{r.pgs} PGs put a replica on a device "
-                "class the rule excludes"
-            )
-        differing = r.pgs_differing_from_isolated
-        if differing and (name != R.HYBRID or hybrid_registered):
-            failures.append(
-                f"R4 {label}: {differing}/{r.pgs} PGs map differently from "
-                f"{R.ISOLATED_NORMAL} (the pool's flat weight set is missing or not ours)"
-            )
+        fail, warn = _rule_failures(name, r, hybrid_registered)
+        failures += fail
+        warnings += warn
     shared = reports.get(R.SHARED)
     if shared is not None and shared.inclusion < 1.0:
         failures.append(
@@ -308,6 +198,65 @@ def requirement_failures(
     return failures, warnings
 
 
+def _rule_failures(
+    name: str, r: RuleReport, hybrid_registered: bool
+) -> tuple[list[str], list[str]]:
+    """(failures, warnings) of one rule's report: R1, R2 and R4."""
+    failures: list[str] = []
+    warnings: list[str] = []
+    label = f"{name} (pool {r.pool_id})" if r.pool_id is not None else name
+    if r.duplicate_osd_pgs:
+        failures.append(f"R1 {label}: {r.duplicate_osd_pgs}/{r.pgs} PGs map one OSD twice")
+    if r.failure_domain_violations:
+        failures.append(
+            f"R1 {label}: {r.failure_domain_violations}/{r.pgs} PGs put two replicas "
+            "in one failure domain"
+        )
+    if r.short_pgs:
+        message = f"{label}: {r.short_pgs}/{r.pgs} PGs have fewer replicas than the size"
+        if name in (R.ISOLATED_NORMAL, R.SHARED):
+            failures.append("R1 " + message)
+        else:
+            warnings.append(message)
+    if r.isolation_violations:
+        failures.append(
+            f"R2 {label}: {r.isolation_violations}/{r.pgs} PGs put a replica on a device "
+            "class the rule excludes"
+        )
+    differing = r.pgs_differing_from_isolated
+    if differing and (name != R.HYBRID or hybrid_registered):
+        failures.append(
+            f"R4 {label}: {differing}/{r.pgs} PGs map differently from "
+            f"{R.ISOLATED_NORMAL} (the pool's flat weight set is missing or not ours)"
+        )
+    return failures, warnings
+
+
+def _copy_pg_counts(
+    size: int, osds: tuple[int, ...], ref: tuple[int, ...], layout: Layout
+) -> tuple[int, int, int, int, int, int, int, int, int, int]:
+    """What one PG adds to each count of check_copy, from its OSDs at N + 1 and
+    sla_isolated_normal's at N (ref): short, duplicate, urgent not first, urgent
+    count, normal off class, normal failure domain, normal differing, shared
+    failure domain, replicas added, replicas moved."""
+    normal, urgent_class = layout.normal_class, layout.urgent_class
+    classes = [layout.device_class.get(o) for o in osds]
+    domains = [layout.domain_of_device.get(o, -o - 10_000_000) for o in osds]
+    new = set(osds) - set(ref)
+    return (
+        1 if len(osds) < size + 1 else 0,
+        1 if len(set(osds)) != len(osds) else 0,
+        1 if not classes or classes[0] != urgent_class else 0,
+        1 if sum(1 for c in classes if c == urgent_class) != 1 else 0,
+        1 if any(c != normal for c in classes[1:]) else 0,
+        1 if len(set(domains[1:])) != len(domains[1:]) else 0,
+        1 if osds[1:] != ref else 0,
+        1 if osds and domains[0] in domains[1:] else 0,
+        1 if new and osds and osds[0] in new else 0,
+        len(new - {osds[0]}) if osds else 0,
+    )
+
+
 def check_copy(
     size: int,
     at_size: Mappings,
@@ -321,34 +270,13 @@ def check_copy(
 
     isolated: sla_isolated_normal's mappings of the same PGs at N replicas.
     """
-    normal, urgent_class = layout.normal_class, layout.urgent_class
-    short = duplicate = not_first = count = off = fd = differing_n = 0
-    shared_fd = added = moved = 0
     pgs = sorted(set(at_size) | set(at_size_plus_one) | set(isolated))
+    totals = [0] * 10
     for pg in pgs:
-        ref = tuple(isolated.get(pg, ()))
-        osds = tuple(at_size_plus_one.get(pg, ()))
-        classes = [layout.device_class.get(o) for o in osds]
-        domains = [layout.domain_of_device.get(o, -o - 10_000_000) for o in osds]
-        if len(osds) < size + 1:
-            short += 1
-        if len(set(osds)) != len(osds):
-            duplicate += 1
-        if not classes or classes[0] != urgent_class:
-            not_first += 1
-        if sum(1 for c in classes if c == urgent_class) != 1:
-            count += 1
-        if any(c != normal for c in classes[1:]):
-            off += 1
-        if len(set(domains[1:])) != len(domains[1:]):
-            fd += 1
-        if osds[1:] != ref:
-            differing_n += 1
-        if osds and domains[0] in domains[1:]:
-            shared_fd += 1
-        new = set(osds) - set(ref)
-        added += 1 if new and osds and osds[0] in new else 0
-        moved += len(new - {osds[0]}) if osds else 0
+        counts = _copy_pg_counts(size, tuple(at_size_plus_one.get(pg, ())),
+                                 tuple(isolated.get(pg, ())), layout)
+        totals = [total + c for total, c in zip(totals, counts)]
+    short, duplicate, not_first, count, off, fd, differing_n, shared_fd, added, moved = totals
     return CopyReport(
         rule=R.copy_rule_name(size),
         size=size,

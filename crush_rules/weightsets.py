@@ -133,3 +133,31 @@ def positional_warning(index: int, count: int, pool_name: str | None = None) -> 
         "in the map, creating a CRUSH bucket (a new host or root) aborts every ceph-mon on "
         f"Pacific, Reef and Tentacle; remove it: {fix} (docs/known-issues.md)"
     )
+
+
+def shaped_like_ours(crush: CrushMap, root_id: int) -> list[int]:
+    """choose_args indexes (pools) that look like ours: the root weighed, with shadow ids."""
+    keys: list[int] = []
+    for index, args in sorted(crush.choose_args.items()):
+        root = [a for a in args if a.bucket_id == root_id]
+        if index >= 0 and root and root[0].weight_set and root[0].ids:
+            keys.append(index)
+    return keys
+
+
+def positional_failures(
+    crush: CrushMap, verified: Sequence[int | None]
+) -> tuple[list[str], list[str]]:
+    """(R6 failures for the pools verified, warnings for the other positional sets)."""
+    failures: list[str] = []
+    warnings: list[str] = []
+    for index, count in positional_pools(crush.choose_args).items():
+        if index in verified:
+            failures.append(
+                f"R6 pool {index}: its weight set has {count} positions (an older sla-crush); "
+                f"a positional set makes ceph-mon abort when a bucket is created: run "
+                f"sla-crush install (ceph sla rules apply) to replace it by a flat one"
+            )
+        else:
+            warnings.append(positional_warning(index, count))
+    return failures, warnings
