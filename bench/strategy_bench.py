@@ -57,7 +57,8 @@ from bench.common import (
     write_json,
 )
 from bench.emulation import DeviceSpeeds, EmulationError
-from bench.sla_bench import MODULE_CONFIG, THRESHOLD, percentile, read_lat_log
+from bench.sla_clients import percentile, read_lat_log
+from bench.sla_plan import MODULE_CONFIG, THRESHOLD
 from harness.cephcluster import Cluster, wait_for
 from mgr_sla import switch_cost
 from mgr_sla.state import Strategy
