@@ -32,7 +32,9 @@ from typing import Any
 from bench import provenance
 from bench.common import RESULTS, write_json
 from bench.emulation import DeviceSpeeds, EmulationError
-from bench.sla_bench import FULL, Bench, NormalClients, bench_cluster
+from bench.sla_clients import NormalClients
+from bench.sla_cluster import Bench, bench_cluster
+from bench.sla_plan import FULL
 from harness.cephcluster import wait_for
 
 # (label, mode, hdd primary affinity), in the order run each round. The switch

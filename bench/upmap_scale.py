@@ -42,6 +42,10 @@ entries with the balancer pacing, not counted), and estimates the whole
 switch by linear interpolation between the two ends: at 100,000 PGs the full
 today pacing takes hours of the shared cluster lock.
 
+The rig is in bench/upmap_rig.py, the map and the planned entries in
+bench/upmap_osdmap.py, the pacings and what they measure in
+bench/upmap_pacings.py.
+
 Run it under the cluster lock:
     flock /tmp/sla-cluster.lock python3 -m bench.upmap_scale --pgs 100000
 """
@@ -53,501 +57,25 @@ if __name__ == "__main__" and not __package__:
 import argparse
 import json
 import math
-import os
-import random
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import uuid
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from bench import provenance as P
-from harness.cephcluster import wait_for
+from bench.upmap_osdmap import RULE_ISOLATED, RULE_SHARED, Topology, build, plan, up_sets
+from bench.upmap_pacings import Pacing, idle_epochs, measure, pacing, today_sampled, way_back
+from bench.upmap_rig import SIZE, MonRig, import_rados
 
 ROOT = Path(__file__).resolve().parents[1]
 
 DEFAULT_OUT = ROOT / "docs/benchmarks/upmap-scale.json"
-POOL = "normal"
-RULE_SHARED = "shared"  # take default; chooseleaf firstn 0 type host
-RULE_ISOLATED = "isolated"  # take default class hdd; chooseleaf firstn 0 type host
-SIZE = 3
-TODAY_PARALLEL = 8  # mgr_sla/core/switch_cost.py UPMAP_PARALLEL
-TODAY_BATCH = 256  # mgr_sla/placement/move_strategy.py UPMAP_BATCH
-CMD_TIMEOUT = 900  # seconds a single mon command may take
 
-
-def import_rados() -> Any:
-    """python3-rados lives in Debian's dist-packages, which a pyenv or venv
-    python does not search: add it when the interpreter's ABI matches."""
-    try:
-        import rados
-    except ImportError:
-        dist = "/usr/lib/python3/dist-packages"
-        if dist not in sys.path:
-            sys.path.append(dist)
-        try:
-            import rados
-        except ImportError as e:
-            raise SystemExit(f"upmap-scale: cannot import rados ({e}): install python3-rados "
-                             "(ceph-common) or run with /usr/bin/python3") from e
-    return rados
-
-
-# ---------------------------------------------------------------- the rig
-
-def cpu_secs(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def dir_bytes(path: Path) -> int:
-    total = 0
-    for p in path.rglob("*"):
-        try:
-            if p.is_file():
-                total += p.stat().st_size
-        except OSError:
-            pass
-    return total
-
-
-def free_port_pair() -> int:
-    rng = random.SystemRandom()
-    for _ in range(200):
-        base = rng.randrange(20000, 60000, 2)
-        ok = True
-        for port in (base, base + 1):
-            s = socket.socket()
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                ok = False
-            finally:
-                s.close()
-        if ok:
-            return base
-    raise RuntimeError("no free port pair on 127.0.0.1")
-
-
-class MonRig:
-    """One ceph-mon, as deploy/minicluster.sh starts its mon (same keyrings,
-    monmap and msgr2 addresses), without mgr or OSD daemons."""
-
-    def __init__(self, workdir: Path, max_pg_per_osd: int, max_pool_pg_num: int) -> None:
-        self.dir = workdir
-        self.conf = str(workdir / "ceph.conf")
-        self.keyring = str(workdir / "keyring")
-        self.max_pg_per_osd = max_pg_per_osd
-        self.max_pool_pg_num = max_pool_pg_num
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.pid = 0
-        self.client: Any = None
-        self.port = 0
-
-    def _run(self, *argv: str) -> None:
-        with open(self.dir / "log" / "setup.log", "ab") as log:
-            p = subprocess.run(argv, stdout=log, stderr=subprocess.STDOUT, timeout=120)
-        if p.returncode != 0:
-            raise RuntimeError(f"{' '.join(argv)} failed (rc {p.returncode}); "
-                               f"see {self.dir}/log/setup.log")
-
-    def up(self, rados: Any) -> None:
-        d = self.dir
-        for sub in ("run", "log", "crash", "mon"):
-            (d / sub).mkdir(parents=True, exist_ok=True)
-        fsid = str(uuid.uuid4())
-        self.port = port = free_port_pair()
-        (d / "ceph.conf").write_text(f"""[global]
-fsid = {fsid}
-mon host = [v2:127.0.0.1:{port},v1:127.0.0.1:{port + 1}]
-public addr = 127.0.0.1
-ms bind ipv6 = false
-auth cluster required = cephx
-auth service required = cephx
-auth client required = cephx
-auth allow insecure global id reclaim = false
-run dir = {d}/run
-log file = {d}/log/$name.log
-log to stderr = false
-err to stderr = true
-crash dir = {d}/crash
-mon data = {d}/mon/$cluster-$id
-mon allow pool delete = true
-mon data avail warn = 1
-mon data avail crit = 0
-mon warn on pool no redundancy = false
-mon max pg per osd = {self.max_pg_per_osd}
-mon max pool pg num = {self.max_pool_pg_num}
-# the pool is created at its full pg_num (no mgr here to split it up later)
-mon osd max initial pgs = {self.max_pool_pg_num}
-# the OSDs never boot: keep them in (the default marks down OSDs out after 600 s)
-mon osd down out interval = 0
-osd pool default size = {SIZE}
-osd pool default min size = {SIZE - 1}
-osd pool default pg autoscale mode = off
-osd crush chooseleaf type = 1
-
-[client]
-keyring = {d}/keyring
-
-[mon]
-keyring = $mon_data/keyring
-""")
-        self._run("ceph-authtool", "--create-keyring", f"{d}/mon.keyring", "--gen-key",
-                  "-n", "mon.", "--cap", "mon", "allow *")
-        self._run("ceph-authtool", "--create-keyring", self.keyring, "--gen-key",
-                  "-n", "client.admin", "--cap", "mon", "allow *", "--cap", "osd", "allow *",
-                  "--cap", "mds", "allow *", "--cap", "mgr", "allow *")
-        self._run("ceph-authtool", f"{d}/mon.keyring", "--import-keyring", self.keyring)
-        self._run("monmaptool", "--create", "--fsid", fsid, "--addv", "a",
-                  f"[v2:127.0.0.1:{port},v1:127.0.0.1:{port + 1}]", f"{d}/monmap")
-        self._run("ceph-mon", "-c", self.conf, "--mkfs", "-i", "a", "--monmap",
-                  f"{d}/monmap", "--keyring", f"{d}/mon.keyring")
-        with open(d / "log" / "mon.a.stdout", "ab") as out:
-            self.proc = subprocess.Popen(["ceph-mon", "-f", "-c", self.conf, "-i", "a"],
-                                         stdin=subprocess.DEVNULL, stdout=out,
-                                         stderr=subprocess.STDOUT, start_new_session=True)
-        self.pid = self.proc.pid
-
-        def connected() -> bool:
-            if self.proc is not None and self.proc.poll() is not None:
-                raise RuntimeError(f"ceph-mon exited (rc {self.proc.returncode}); "
-                                   f"see {d}/log/mon.a.log")
-            client = rados.Rados(conffile=self.conf, conf={"keyring": self.keyring})
-            try:
-                client.connect(timeout=5)
-            except Exception:
-                client.shutdown()
-                raise
-            self.client = client
-            return True
-
-        wait_for("the mon to answer", connected, 60)
-
-    def down(self) -> None:
-        if self.client is not None:
-            try:
-                self.client.shutdown()
-            except Exception:
-                pass
-            self.client = None
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(30)
-        self.proc = None
-
-    # --- commands
-
-    def cmd(self, prefix: str, **args: Any) -> tuple[int, bytes, str]:
-        rc, out, err = self.client.mon_command(json.dumps({"prefix": prefix, **args}), b"",
-                                               timeout=CMD_TIMEOUT)
-        return int(rc), bytes(out), str(err)
-
-    def check(self, prefix: str, **args: Any) -> bytes:
-        rc, out, err = self.cmd(prefix, **args)
-        if rc != 0:
-            raise RuntimeError(f"{prefix} {args} -> rc {rc}: {err.strip()}")
-        return out
-
-    def json(self, prefix: str, **args: Any) -> Any:
-        return json.loads(self.check(prefix, format="json", **args))
-
-    def epoch(self) -> int:
-        return int(self.json("osd stat")["epoch"])
-
-    def osdmap(self) -> bytes:
-        return self.check("osd getmap")
-
-    def upmap_count(self, epoch: int | None = None) -> int:
-        extra = {"epoch": epoch} if epoch is not None else {}
-        return len(self.json("osd dump", **extra).get("pg_upmap_items", []))
-
-    def cpu(self) -> float:
-        return cpu_secs(self.pid)
-
-    def store_bytes(self) -> int:
-        return dir_bytes(self.dir / "mon")
-
-
-def parallel(rig: MonRig, cmds: list[dict[str, Any]], width: int) -> list[tuple[int, str]]:
-    """Send `cmds` with up to `width` in flight, no barrier (results in order)."""
-    payloads = [json.dumps(c) for c in cmds]
-
-    def one(p: str) -> tuple[int, str]:
-        rc, _, err = rig.client.mon_command(p, b"", timeout=CMD_TIMEOUT)
-        return int(rc), str(err)
-
-    if not payloads:
-        return []
-    with ThreadPoolExecutor(max(1, min(width, len(payloads)))) as pool:
-        return list(pool.map(one, payloads))
-
-
-# ---------------------------------------------------------------- building the map
-
-@dataclass
-class Topology:
-    hosts: int
-    per_host: int
-
-    @property
-    def osds(self) -> int:
-        return self.hosts * self.per_host
-
-    def host(self, osd: int) -> int:
-        return osd // self.per_host
-
-    def is_hdd(self, osd: int) -> bool:
-        return osd % self.per_host < self.per_host // 2
-
-    def ssds(self, host: int) -> list[int]:
-        base = host * self.per_host
-        return list(range(base + self.per_host // 2, base + self.per_host))
-
-
-def build(rig: MonRig, topo: Topology, pgs: int) -> int:
-    """OSD ids in a CRUSH tree, both rules, the pool on the shared rule; its id."""
-    rig.check("osd set", key="noout")
-    res = parallel(rig, [{"prefix": "osd create", "format": "json"}] * topo.osds, 64)
-    bad = [e for rc, e in res if rc != 0]
-    if bad:
-        raise RuntimeError(f"osd create failed: {bad[:3]}")
-    ids = sorted(int(o["osd"]) for o in rig.json("osd dump")["osds"])
-    if ids != list(range(topo.osds)):
-        raise RuntimeError(f"expected osd ids 0..{topo.osds - 1}, got {ids[:5]}...")
-    res = parallel(rig, [{"prefix": "osd crush add", "id": o, "weight": 1.0,
-                          "args": [f"host=host{topo.host(o)}", "root=default"]}
-                         for o in ids], 64)
-    bad = [e for rc, e in res if rc != 0]
-    if bad:
-        raise RuntimeError(f"osd crush add failed: {bad[:3]}")
-    for cls in ("hdd", "ssd"):
-        members = [f"osd.{o}" for o in ids if topo.is_hdd(o) == (cls == "hdd")]
-        rig.check("osd crush set-device-class", **{"class": cls, "ids": members})
-    rig.check("osd in", ids=[str(o) for o in ids])
-    rig.check("osd crush rule create-replicated", name=RULE_SHARED, root="default",
-              type="host")
-    rig.check("osd crush rule create-replicated", name=RULE_ISOLATED, root="default",
-              type="host", **{"class": "hdd"})
-    rig.check("osd pool create", pool=POOL, pg_num=pgs, pgp_num=pgs, pool_type="replicated",
-              rule=RULE_ISOLATED, size=SIZE, autoscale_mode="off")
-    rig.check("osd pool set", pool=POOL, var="crush_rule", val=RULE_SHARED)
-    pools = {p["pool_name"]: p for p in rig.json("osd dump")["pools"]}
-    info = pools[POOL]
-    if int(info["pg_num"]) != pgs or int(info.get("pg_num_pending", pgs)) != pgs:
-        raise RuntimeError(f"pool {POOL} has pg_num {info['pg_num']}, wanted {pgs}")
-    return int(info["pool"])
-
-
-def up_sets(rig: MonRig, pool_id: int, workdir: Path) -> dict[str, list[int]]:
-    """Each PG's up set on the mon's own map, with every OSD up and in."""
-    path = workdir / "osdmap.plan"
-    path.write_bytes(rig.osdmap())
-    p = subprocess.run(["osdmaptool", str(path), "--mark-up-in", "--test-map-pgs-dump",
-                        "--pool", str(pool_id)], capture_output=True, text=True, timeout=600)
-    path.unlink()
-    if p.returncode != 0:
-        raise RuntimeError(f"osdmaptool failed: {p.stderr.strip()[:400]}")
-    sets: dict[str, list[int]] = {}
-    prefix = f"{pool_id}."
-    for line in p.stdout.splitlines():
-        parts = line.split("\t")
-        if len(parts) >= 2 and parts[0].startswith(prefix):
-            sets[parts[0]] = json.loads(parts[1])
-    return sets
-
-
-def plan(sets: dict[str, list[int]], topo: Topology, entries: int,
-         seed: int) -> list[dict[str, Any]]:
-    """One pair per PG, hdd -> ssd in a host the PG does not use."""
-    rng = random.Random(seed)
-    eligible = sorted((pg for pg, up in sets.items()
-                       if len(up) == SIZE and any(topo.is_hdd(o) for o in up)),
-                      key=lambda pg: int(pg.split(".")[1], 16))
-    if entries > len(eligible):
-        raise RuntimeError(f"only {len(eligible)} PGs have an hdd replica; "
-                           f"cannot plan {entries} entries")
-    chosen = sorted(rng.sample(eligible, entries), key=lambda pg: int(pg.split(".")[1], 16))
-    cmds = []
-    for pg in chosen:
-        up = sets[pg]
-        used = {topo.host(o) for o in up}
-        src = rng.choice([o for o in up if topo.is_hdd(o)])
-        free = [h for h in range(topo.hosts) if h not in used]
-        dst = rng.choice(topo.ssds(rng.choice(free)))
-        cmds.append({"prefix": "osd pg-upmap-items", "format": "json", "pgid": pg,
-                     "id": [src, dst]})
-    return cmds
-
-
-# ---------------------------------------------------------------- pacings
-
-@dataclass(frozen=True)
-class Pacing:
-    name: str
-    width: int  # commands in flight at once (0: all of them)
-    barrier: bool  # wait for a whole round before the next
-
-    def describe(self) -> str:
-        if self.name == "today":
-            return (f"rounds of {self.width} concurrent synchronous commands, each waited for "
-                    f"(BatchSender; {TODAY_BATCH}-entry batches back to back)")
-        if self.barrier:
-            return f"rounds of {self.width} commands all in flight, each round waited for"
-        return "every command submitted at once, then all awaited (Ceph's balancer)"
-
-
-def pacing(name: str) -> Pacing:
-    if name == "today":
-        return Pacing("today", TODAY_PARALLEL, True)
-    if name == "balancer":
-        return Pacing("balancer", 0, False)
-    if name.startswith("burst") and name[5:].isdigit() and int(name[5:]) > 0:
-        return Pacing(name, int(name[5:]), True)
-    raise argparse.ArgumentTypeError(f"unknown pacing {name!r}: today, burstN, balancer")
-
-
-def send(rig: MonRig, cmds: list[dict[str, Any]], how: Pacing,
-         max_threads: int) -> list[tuple[int, str]]:
-    if not how.barrier:
-        return parallel(rig, cmds, min(max_threads, len(cmds)))
-    results: list[tuple[int, str]] = []
-    width = how.width
-    payloads = [json.dumps(c) for c in cmds]
-
-    def one(p: str) -> tuple[int, str]:
-        rc, _, err = rig.client.mon_command(p, b"", timeout=CMD_TIMEOUT)
-        return int(rc), str(err)
-
-    with ThreadPoolExecutor(max(1, min(width, len(payloads), max_threads))) as pool:
-        for i in range(0, len(payloads), width):
-            results += list(pool.map(one, payloads[i:i + width]))
-    return results
-
-
-def measure(rig: MonRig, cmds: list[dict[str, Any]], how: Pacing,
-            max_threads: int) -> dict[str, Any]:
-    e0, bytes0, store0 = rig.epoch(), len(rig.osdmap()), rig.store_bytes()
-    present0 = rig.upmap_count()
-    cpu0, t0 = rig.cpu(), time.monotonic()
-    results = send(rig, cmds, how, max_threads)
-    wall, cpu1 = time.monotonic() - t0, rig.cpu()
-    e1 = rig.epoch()
-    failed = [(c["pgid"], rc, err.strip()) for c, (rc, err) in zip(cmds, results) if rc != 0]
-    epochs = e1 - e0
-    return {"entries_sent": len(cmds), "entries_before": present0,
-            "commands_failed": len(failed), "failures": failed[:5],
-            "wall_secs": round(wall, 2), "epochs": epochs,
-            "secs_per_epoch": round(wall / epochs, 3) if epochs else None,
-            "entries_per_epoch": round(len(cmds) / epochs, 1) if epochs else None,
-            "mon_cpu_secs": round(cpu1 - cpu0, 2),
-            "mon_cpu_secs_per_epoch": round((cpu1 - cpu0) / epochs, 4) if epochs else None,
-            "osdmap_bytes_before": bytes0, "osdmap_bytes_after": len(rig.osdmap()),
-            "mon_store_bytes_growth": rig.store_bytes() - store0,
-            "entries_present_after": rig.upmap_count()}
-
-
-def idle_epochs(rig: MonRig, k: int) -> dict[str, Any]:
-    """The mon's cost of an epoch that changes no entry (`osd set/unset
-    noscrub`, one at a time), with the entries present now: the part of an
-    epoch's cost that does not depend on how many entries it carries."""
-    present = rig.upmap_count()
-    e0, cpu0, t0 = rig.epoch(), rig.cpu(), time.monotonic()
-    for i in range(k):
-        rig.check("osd unset" if i % 2 else "osd set", key="noscrub")
-    wall, cpu1 = time.monotonic() - t0, rig.cpu()
-    epochs = rig.epoch() - e0
-    if epochs != k:
-        raise RuntimeError(f"{k} flag changes made {epochs} epochs")
-    return {"entries_present": present, "epochs": epochs,
-            "secs_per_epoch": round(wall / epochs, 3),
-            "mon_cpu_secs_per_epoch": round((cpu1 - cpu0) / epochs, 4)}
-
-
-def way_back(rig: MonRig) -> dict[str, Any]:
-    """The rule swap to isolation, then the shared rule again for the next run."""
-    present = rig.upmap_count()
-    bytes0 = len(rig.osdmap())
-    e0, cpu0, t0 = rig.epoch(), rig.cpu(), time.monotonic()
-    rig.check("osd pool set", pool=POOL, var="crush_rule", val=RULE_ISOLATED)
-    wall, cpu1 = time.monotonic() - t0, rig.cpu()
-    e1 = rig.epoch()
-    first = e0 + 1
-    in_first = rig.upmap_count(first)
-    pools = {p["pool_name"]: p for p in rig.json("osd dump", epoch=first)["pools"]}
-    rules = {r["rule_id"]: r["rule_name"] for r in rig.json("osd crush rule dump")}
-    out = {"entries_before": present, "wall_secs": round(wall, 2), "epochs": e1 - e0,
-           "mon_cpu_secs": round(cpu1 - cpu0, 2),
-           "rule_in_first_epoch": rules.get(int(pools[POOL]["crush_rule"])),
-           "entries_in_first_epoch": in_first, "entries_after": rig.upmap_count(),
-           "osdmap_bytes_before": bytes0, "osdmap_bytes_after": len(rig.osdmap())}
-    out["dropped_in_same_epoch"] = (out["rule_in_first_epoch"] == RULE_ISOLATED
-                                    and in_first == 0)
-    reset(rig)
-    return out
-
-
-def reset(rig: MonRig) -> None:
-    """Pool on the shared rule, no entries: every pacing's starting map."""
-    if rig.json("osd pool get", pool=POOL, var="crush_rule")["crush_rule"] != RULE_SHARED:
-        rig.check("osd pool set", pool=POOL, var="crush_rule", val=RULE_SHARED)
-    left = [i["pgid"] for i in rig.json("osd dump").get("pg_upmap_items", [])]
-    res = parallel(rig, [{"prefix": "osd rm-pg-upmap-items", "format": "json", "pgid": pg}
-                         for pg in left], 1024)
-    bad = [e for rc, e in res if rc != 0]
-    if bad or rig.upmap_count() != 0:
-        raise RuntimeError(f"could not clear the upmap entries: {bad[:3]}")
-
-
-def today_sampled(rig: MonRig, cmds: list[dict[str, Any]], k: int,
-                  max_threads: int) -> dict[str, Any]:
-    """The today pacing on its first and last k entries; the rest estimated."""
-    how = pacing("today")
-    low = measure(rig, cmds[:k], how, max_threads)
-    fill = cmds[k:len(cmds) - k]
-    t0 = time.monotonic()
-    res = send(rig, fill, pacing("balancer"), max_threads)
-    fill_secs = time.monotonic() - t0
-    if any(rc != 0 for rc, _ in res):
-        raise RuntimeError("filling the map between the sampled ends failed")
-    high = measure(rig, cmds[len(cmds) - k:], how, max_threads)
-    scale = len(cmds) / (2 * k)
-
-    def est(key: str) -> float:
-        return round((low[key] + high[key]) * scale, 1)
-
-    return {"sampled": True, "sample_entries": k,
-            "low_end": low, "high_end": high,
-            "fill_entries": len(fill), "fill_secs": round(fill_secs, 1),
-            "entries_sent": len(cmds),
-            "commands_failed": low["commands_failed"] + high["commands_failed"],
-            "wall_secs": est("wall_secs"), "epochs": int(est("epochs")),
-            "mon_cpu_secs": est("mon_cpu_secs"),
-            "secs_per_epoch": round(est("wall_secs") / est("epochs"), 3),
-            "entries_per_epoch": round(len(cmds) / est("epochs"), 1),
-            "mon_cpu_secs_per_epoch": round(est("mon_cpu_secs") / est("epochs"), 4),
-            "mon_store_bytes_growth": int(est("mon_store_bytes_growth")),
-            "osdmap_bytes_before": low["osdmap_bytes_before"],
-            "osdmap_bytes_after": high["osdmap_bytes_after"],
-            "entries_present_after": high["entries_present_after"],
-            "estimate": "wall, epochs, CPU and store growth: the two measured ends "
-                        "interpolated linearly over the whole switch"}
-
-
-# ---------------------------------------------------------------- main
 
 def table(rows: list[dict[str, Any]]) -> str:
     head = (f"{'pacing':<10} {'entries':>8} {'wall s':>9} {'epochs':>7} {'s/epoch':>8} "
@@ -569,7 +97,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, list[Pacing], int]:
+    """The options, the pacings they name and the entries of the switch."""
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--pgs", type=int, default=100000, help="PGs of the pool")
     ap.add_argument("--entries", type=int, default=None,
@@ -599,74 +128,79 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--entries must be in 1..--pgs")
     if args.today_sample and 2 * args.today_sample >= entries:
         ap.error("--today-sample K needs 2K < entries")
-    rados = import_rados()
-    topo = Topology(args.hosts, args.osds_per_host)
-    threading.stack_size(512 * 1024)  # thousands of blocking command threads
+    return args, pacings, entries
 
-    def stop(signum: int, frame: FrameType | None) -> None:
-        raise SystemExit(f"upmap-scale: signal {signum}")
 
-    signal.signal(signal.SIGTERM, stop)
-    started = time.monotonic()
-    workdir = Path(tempfile.mkdtemp(prefix="sla-upmap-scale."))
-    per_osd = math.ceil(SIZE * args.pgs / (topo.osds // 2))  # PGs per hdd OSD
-    rig = MonRig(workdir, max(250, 2 * per_osd), max(65536, args.pgs))
+def prepare(rig: MonRig, topo: Topology, args: argparse.Namespace, entries: int,
+            workdir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The map built on the running mon and the entries planned from it: (what
+    the results say of the rig, the entries' commands)."""
+    t0 = time.monotonic()
+    pool_id = build(rig, topo, args.pgs)
+    build_secs = time.monotonic() - t0
+    sets = up_sets(rig, pool_id, workdir)
+    if len(sets) != args.pgs:
+        raise RuntimeError(f"osdmaptool mapped {len(sets)} PGs, wanted {args.pgs}")
+    cmds = plan(sets, topo, entries, args.seed)
+    status = rig.json("osd stat")
+    rig_info = {
+        "mon_pid_cpu_at_start": round(rig.cpu(), 2), "build_secs": round(build_secs, 1),
+        "hosts": topo.hosts, "osds": topo.osds, "osds_per_host": topo.per_host,
+        "classes": "per host: first half hdd, second half ssd",
+        "osds_up": int(status["num_up_osds"]), "osds_in": int(status["num_in_osds"]),
+        "pool": {"pg_num": args.pgs, "size": SIZE, "rule_isolated": RULE_ISOLATED,
+                 "rule_shared": RULE_SHARED},
+        "mon_max_pg_per_osd": rig.max_pg_per_osd,
+        "mon_max_pool_pg_num": rig.max_pool_pg_num,
+        "paxos_propose_interval": rig.json("config get", who="mon.a",
+                                           key="paxos_propose_interval"),
+        "osdmap_bytes_no_entries": len(rig.osdmap()),
+    }
+    print(f"upmap-scale: {topo.osds} OSD ids on {topo.hosts} hosts (all down, in), pool of "
+          f"{args.pgs} PGs built in {build_secs:.0f} s; {entries} entries planned",
+          flush=True)
+    return rig_info, cmds
+
+
+def run_pacings(rig: MonRig, cmds: list[dict[str, Any]], pacings: list[Pacing],
+                args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Each pacing from the same starting map, then its way back: (the idle
+    epochs, with no entry and with the first pacing's all present; a row per
+    pacing)."""
     rows: list[dict[str, Any]] = []
     idle: list[dict[str, Any]] = []
-    try:
-        rig.up(rados)
-        t0 = time.monotonic()
-        pool_id = build(rig, topo, args.pgs)
-        build_secs = time.monotonic() - t0
-        sets = up_sets(rig, pool_id, workdir)
-        if len(sets) != args.pgs:
-            raise RuntimeError(f"osdmaptool mapped {len(sets)} PGs, wanted {args.pgs}")
-        cmds = plan(sets, topo, entries, args.seed)
-        status = rig.json("osd stat")
-        rig_info = {
-            "mon_pid_cpu_at_start": round(rig.cpu(), 2), "build_secs": round(build_secs, 1),
-            "hosts": topo.hosts, "osds": topo.osds, "osds_per_host": topo.per_host,
-            "classes": "per host: first half hdd, second half ssd",
-            "osds_up": int(status["num_up_osds"]), "osds_in": int(status["num_in_osds"]),
-            "pool": {"pg_num": args.pgs, "size": SIZE, "rule_isolated": RULE_ISOLATED,
-                     "rule_shared": RULE_SHARED},
-            "mon_max_pg_per_osd": rig.max_pg_per_osd,
-            "mon_max_pool_pg_num": rig.max_pool_pg_num,
-            "paxos_propose_interval": rig.json("config get", who="mon.a",
-                                               key="paxos_propose_interval"),
-            "osdmap_bytes_no_entries": len(rig.osdmap()),
-        }
-        print(f"upmap-scale: {topo.osds} OSD ids on {topo.hosts} hosts (all down, in), pool of "
-              f"{args.pgs} PGs built in {build_secs:.0f} s; {entries} entries planned",
-              flush=True)
-        if args.idle_epochs:
+    if args.idle_epochs:
+        idle.append(idle_epochs(rig, args.idle_epochs))
+    for how in pacings:
+        if rig.upmap_count() != 0:
+            raise RuntimeError("entries left from the previous run")
+        if how.name == "today" and args.today_sample:
+            row = today_sampled(rig, cmds, args.today_sample, args.max_threads)
+        else:
+            row = measure(rig, cmds, how, args.max_threads)
+        row = {"pacing": how.name, "how": how.describe(),
+               "in_flight": how.width or min(args.max_threads, len(cmds)),
+               "round_barrier": how.barrier, **row}
+        if args.idle_epochs and len(idle) == 1:
             idle.append(idle_epochs(rig, args.idle_epochs))
-        for how in pacings:
-            if rig.upmap_count() != 0:
-                raise RuntimeError("entries left from the previous run")
-            if how.name == "today" and args.today_sample:
-                row = today_sampled(rig, cmds, args.today_sample, args.max_threads)
-            else:
-                row = measure(rig, cmds, how, args.max_threads)
-            row = {"pacing": how.name, "how": how.describe(),
-                   "in_flight": how.width or min(args.max_threads, len(cmds)),
-                   "round_barrier": how.barrier, **row}
-            if args.idle_epochs and len(idle) == 1:
-                idle.append(idle_epochs(rig, args.idle_epochs))
-            row["way_back"] = way_back(rig)
-            rows.append(row)
-            print(f"upmap-scale: {how.name}: {row['wall_secs']} s, {row['epochs']} epochs, "
-                  f"mon {row['mon_cpu_secs']} CPU s, {row['entries_present_after']} entries; "
-                  f"back: {row['way_back']['epochs']} epoch(s), "
-                  f"{row['way_back']['wall_secs']} s", flush=True)
-    finally:
-        rig.down()
-        shutil.rmtree(workdir, ignore_errors=True)
+        row["way_back"] = way_back(rig)
+        rows.append(row)
+        print(f"upmap-scale: {how.name}: {row['wall_secs']} s, {row['epochs']} epochs, "
+              f"mon {row['mon_cpu_secs']} CPU s, {row['entries_present_after']} entries; "
+              f"back: {row['way_back']['epochs']} epoch(s), "
+              f"{row['way_back']['wall_secs']} s", flush=True)
+    return idle, rows
+
+
+def results(args: argparse.Namespace, argv: list[str] | None, entries: int,
+            rig_info: dict[str, Any], idle: list[dict[str, Any]], rows: list[dict[str, Any]],
+            started: float) -> dict[str, Any]:
+    """This run's results, with its provenance and what the down OSDs showed."""
     accepted = all(r["commands_failed"] == 0 for r in rows)
     kept = all(r["entries_present_after"] == r["entries_sent"] for r in rows)
     prov = P.provenance("bench.upmap_scale", argv if argv is not None else sys.argv[1:],
                         P.ceph_release(), P.CURRENT_DESIGN)
-    run = {
+    return {
         "provenance": prov,
         "pgs": args.pgs, "entries": entries,
         "rig": rig_info,
@@ -682,7 +216,31 @@ def main(argv: list[str] | None = None) -> int:
         "pacings": rows,
         "total_secs": round(time.monotonic() - started, 1),
     }
-    write(args.out, prov, run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, pacings, entries = parse_args(argv)
+    rados = import_rados()
+    topo = Topology(args.hosts, args.osds_per_host)
+    threading.stack_size(512 * 1024)  # thousands of blocking command threads
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise SystemExit(f"upmap-scale: signal {signum}")
+
+    signal.signal(signal.SIGTERM, stop)
+    started = time.monotonic()
+    workdir = Path(tempfile.mkdtemp(prefix="sla-upmap-scale."))
+    per_osd = math.ceil(SIZE * args.pgs / (topo.osds // 2))  # PGs per hdd OSD
+    rig = MonRig(workdir, max(250, 2 * per_osd), max(65536, args.pgs))
+    try:
+        rig.up(rados)
+        rig_info, cmds = prepare(rig, topo, args, entries, workdir)
+        idle, rows = run_pacings(rig, cmds, pacings, args)
+    finally:
+        rig.down()
+        shutil.rmtree(workdir, ignore_errors=True)
+    run = results(args, argv, entries, rig_info, idle, rows, started)
+    write(args.out, run["provenance"], run)
     print(table(rows))
     print(f"upmap-scale: {run['total_secs']} s in all; results in {args.out}")
     return 0

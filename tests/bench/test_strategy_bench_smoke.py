@@ -17,6 +17,8 @@ from bench_runner import own_processes
 
 from bench import strategy_bench as S
 from bench.emulation import BLKIO
+from bench.strategy_cluster import LOADS
+from bench.strategy_figures import model_gain
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,10 +30,10 @@ def test_model_gain_is_the_modules():
     from mgr_sla.core.state import Strategy
     for strategy in S.STRATEGIES:
         for r in (0.0, 0.7, 1.0):
-            assert S.model_gain(strategy, r, 3, 0.25) == switch_cost._gain(
+            assert model_gain(strategy, r, 3, 0.25) == switch_cost._gain(
                 Strategy(strategy), r, 3, 0.25)
-    assert S.model_gain("copy", 0.0, 3, 0.0) == 1.0  # every copy acks a write
-    assert S.model_gain("copy", 0.7, 3, 0.0) > 1.0
+    assert model_gain("copy", 0.0, 3, 0.0) == 1.0  # every copy acks a write
+    assert model_gain("copy", 0.7, 3, 0.0) > 1.0
 
 
 def blkio_groups() -> set[str]:
@@ -79,13 +81,13 @@ def test_smoke_run(tmp_path):
         assert 0 < sw["urgent_p50_ms_during_switch"] <= sw["urgent_p99_ms_during_switch"], sw
         assert sw["degraded_pgs_seen"] >= 0
         for mode in ("shared", "isolated"):
-            for load in S.LOADS:
+            for load in LOADS:
                 rate = r["throughput"][mode][load]
                 assert rate["ops_per_sec"] > 0 and rate["mb_per_sec"] > 0, (mode, load, r)
             assert r["throughput"][mode]["write"]["read_share"] == 0
             assert r["throughput"][mode]["read"]["read_share"] == 1
             assert 0.6 < r["throughput"][mode]["mix70"]["read_share"] < 0.8
-        for load in S.LOADS:
+        for load in LOADS:
             assert 0.2 < r["gain_shared_over_isolated"][load] < 10, r
     # the copy strategy isolates without waiting for its data: never degraded
     for r in rounds:

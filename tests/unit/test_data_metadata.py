@@ -9,48 +9,49 @@ from pathlib import Path
 
 import pytest
 
-from bench import data_metadata as D
+from bench import data_metadata_osd as DO
+from bench import data_metadata_report as DR
 from bench import emulation as E
 from harness.cephcluster import Cluster
 
 
 def test_cost_ratio_reads_hdd_to_ssd():
-    assert D.cost_ratio("1:2") == 2.0
-    assert D.cost_ratio("1:10") == 10.0
-    assert D.cost_ratio("2:5") == 2.5
+    assert DR.cost_ratio("1:2") == 2.0
+    assert DR.cost_ratio("1:10") == 10.0
+    assert DR.cost_ratio("2:5") == 2.5
     for bad in ("5", "a:b", "0:1", "1:-2"):
         with pytest.raises(ValueError):
-            D.cost_ratio(bad)
+            DR.cost_ratio(bad)
 
 
 def test_capacity_cost_per_gb_of_data():
     f = 0.05
-    assert D.capacity_cost("hdd", 5, f) == 1.0
-    assert D.capacity_cost("ssd", 5, f) == 5.0
-    assert D.capacity_cost("hdd+ssd", 5, f) == pytest.approx(1.25)
-    assert D.capacity_cost("ssd+ssd", 5, f) == pytest.approx(5.25)
+    assert DR.capacity_cost("hdd", 5, f) == 1.0
+    assert DR.capacity_cost("ssd", 5, f) == 5.0
+    assert DR.capacity_cost("hdd+ssd", 5, f) == pytest.approx(1.25)
+    assert DR.capacity_cost("ssd+ssd", 5, f) == pytest.approx(5.25)
     with pytest.raises(ValueError, match="nvme"):
-        D.capacity_cost("nvme", 5, f)
+        DR.capacity_cost("nvme", 5, f)
 
 
 def test_perf_per_cost_the_papers_shape():
     # the paper's relative figures: ssd 2.95x hdd, hdd+ssd ~2x, ssd+ssd above ssd; f = 6%
     perf = {"hdd": 1.0, "ssd": 2.95, "hdd+ssd": 2.0, "ssd+ssd": 3.2}
-    table = D.perf_per_cost(perf, 0.06)
+    table = DR.perf_per_cost(perf, 0.06)
     assert list(table) == ["1:2", "1:5", "1:10"]
     assert table["1:2"]["ssd"] == pytest.approx(1.48, abs=0.01)
     assert table["1:5"]["hdd+ssd"] == pytest.approx(2.0 / 1.3, abs=0.01)
     assert table["1:10"]["ssd+ssd"] == pytest.approx(3.2 / 10.6, abs=0.01)
-    best = D.best_per_ratio(table)
+    best = DR.best_per_ratio(table)
     assert best == {"1:2": "hdd+ssd", "1:5": "hdd+ssd", "1:10": "hdd+ssd"}
     # SSD only wins at 1:2 when it is fast enough
-    assert D.best_per_ratio(D.perf_per_cost({**perf, "ssd": 4.0}, 0.06))["1:2"] == "ssd"
+    assert DR.best_per_ratio(DR.perf_per_cost({**perf, "ssd": 4.0}, 0.06))["1:2"] == "ssd"
 
 
 def test_speedups_over_hdd():
-    assert D.speedups({"hdd": 100.0, "ssd": 295.0}) == {"hdd": 1.0, "ssd": 2.95}
-    assert D.speedups({"ssd": 1.0}) == {}
-    assert D.speedups({"hdd": 0.0, "ssd": 1.0}) == {}
+    assert DR.speedups({"hdd": 100.0, "ssd": 295.0}) == {"hdd": 1.0, "ssd": 2.95}
+    assert DR.speedups({"ssd": 1.0}) == {}
+    assert DR.speedups({"hdd": 0.0, "ssd": 1.0}) == {}
 
 
 def _dump(db: int, stored: int, slow: int = 0) -> dict:
@@ -59,16 +60,16 @@ def _dump(db: int, stored: int, slow: int = 0) -> dict:
 
 
 def test_osd_space_sums_the_osds_and_tolerates_missing_loggers():
-    space = D.osd_space({0: _dump(10, 100, 1), 1: _dump(20, 300), 2: {}})
+    space = DO.osd_space({0: _dump(10, 100, 1), 1: _dump(20, 300), 2: {}})
     assert space == {"db_used_bytes": 30, "slow_used_bytes": 1, "wal_used_bytes": 0,
                      "stored_bytes": 400, "allocated_bytes": 800, "sst_bytes": None}
 
 
 def test_db_fraction_is_added_db_over_added_data_spillover_included():
-    before = D.osd_space({0: _dump(100, 1000)})
-    after = D.osd_space({0: _dump(130, 2000, slow=20)})
-    assert D.db_fraction(before, after) == 0.05
-    assert D.db_fraction(before, before) is None
+    before = DO.osd_space({0: _dump(100, 1000)})
+    after = DO.osd_space({0: _dump(130, 2000, slow=20)})
+    assert DO.db_fraction(before, after) == 0.05
+    assert DO.db_fraction(before, before) is None
 
 
 # `ceph daemon osd.0 bluefs stats` on Pacific 16.2.15 with a separate DB device
@@ -89,23 +90,23 @@ DB          0 B         19 MiB      0 B         0 B         0 B         112 KiB
 
 
 def test_bluefs_real_reads_the_usage_matrix():
-    assert D.bluefs_real(BLUEFS_STATS) == {"LOG": 16 << 20, "WAL": 57 << 20, "DB": 76 << 10,
+    assert DO.bluefs_real(BLUEFS_STATS) == {"LOG": 16 << 20, "WAL": 57 << 20, "DB": 76 << 10,
                                            "SLOW": 0}
-    assert D.bluefs_real(BLUEFS_STATS.replace("76 KiB", "6.3 MiB"))["DB"] == round(6.3 * 2**20)
-    assert D.bluefs_real("1 : device size 0x1 : using 0x0(0 B)\n") == {}  # one shared device
+    assert DO.bluefs_real(BLUEFS_STATS.replace("76 KiB", "6.3 MiB"))["DB"] == round(6.3 * 2**20)
+    assert DO.bluefs_real("1 : device size 0x1 : using 0x0(0 B)\n") == {}  # one shared device
 
 
 def test_sst_fraction_needs_every_osd_and_new_data():
     real0, real1 = {"DB": 1000}, {"DB": 1500}
-    before = D.osd_space({0: _dump(0, 10_000), 1: _dump(0, 10_000)}, {0: real0, 1: real0})
-    after = D.osd_space({0: _dump(0, 20_000), 1: _dump(0, 20_000)}, {0: real1, 1: real1})
+    before = DO.osd_space({0: _dump(0, 10_000), 1: _dump(0, 10_000)}, {0: real0, 1: real0})
+    after = DO.osd_space({0: _dump(0, 20_000), 1: _dump(0, 20_000)}, {0: real1, 1: real1})
     assert (before["sst_bytes"], after["sst_bytes"]) == (2000, 3000)
-    assert D.sst_fraction(before, after) == 0.05
-    assert D.sst_fraction(before, before) is None
-    partial = D.osd_space({0: _dump(0, 20_000), 1: _dump(0, 20_000)}, {0: real1, 1: {}})
+    assert DO.sst_fraction(before, after) == 0.05
+    assert DO.sst_fraction(before, before) is None
+    partial = DO.osd_space({0: _dump(0, 20_000), 1: _dump(0, 20_000)}, {0: real1, 1: {}})
     assert partial["sst_bytes"] is None
-    assert D.sst_fraction(before, partial) is None
-    assert D.osd_space({0: _dump(0, 1)})["sst_bytes"] is None
+    assert DO.sst_fraction(before, partial) is None
+    assert DO.osd_space({0: _dump(0, 1)})["sst_bytes"] is None
 
 
 def _fio(total_ios: int, io_bytes: int, runtime_ms: int = 2000) -> dict:
@@ -116,7 +117,7 @@ def _fio(total_ios: int, io_bytes: int, runtime_ms: int = 2000) -> dict:
 
 
 def test_fio_writes_rates_over_the_measured_runtime_and_latency_in_ms():
-    w = D.fio_writes(_fio(100, 400_000_000))
+    w = DO.fio_writes(_fio(100, 400_000_000))
     assert w["ops_per_sec"] == pytest.approx(50.0)
     assert w["mb_per_sec"] == pytest.approx(200.0)
     assert (w["p50_ms"], w["p99_ms"], w["mean_ms"]) == (2.0, 40.5, 2.5)
@@ -124,21 +125,21 @@ def test_fio_writes_rates_over_the_measured_runtime_and_latency_in_ms():
 
 def test_fio_writes_refuses_an_empty_or_multi_job_report():
     with pytest.raises(RuntimeError, match="no writes"):
-        D.fio_writes(_fio(0, 0))
+        DO.fio_writes(_fio(0, 0))
     two = _fio(1, 1)
     two["jobs"] *= 2
     with pytest.raises(ValueError, match="one fio job"):
-        D.fio_writes(two)
+        DO.fio_writes(two)
 
 
 def test_asok_reply_framing():
     body = json.dumps({"bluefs": {"db_used_bytes": 7}}).encode()
-    assert D.asok_reply(struct.pack(">I", len(body)) + body) == {"bluefs": {"db_used_bytes": 7}}
-    assert D.asok_reply(struct.pack(">I", 4) + b"text", text=True) == "text"
+    assert DO.asok_reply(struct.pack(">I", len(body)) + body) == {"bluefs": {"db_used_bytes": 7}}
+    assert DO.asok_reply(struct.pack(">I", 4) + b"text", text=True) == "text"
     with pytest.raises(RuntimeError, match="no reply"):
-        D.asok_reply(b"")
+        DO.asok_reply(b"")
     with pytest.raises(RuntimeError, match="cut short"):
-        D.asok_reply(struct.pack(">I", 100) + b"{}")
+        DO.asok_reply(struct.pack(">I", 100) + b"{}")
 
 
 def test_asok_command_speaks_the_admin_socket_protocol(tmp_path):
@@ -160,7 +161,7 @@ def test_asok_command_speaks_the_admin_socket_protocol(tmp_path):
     t = threading.Thread(target=serve)
     t.start()
     try:
-        assert D.asok_command(path, "perf dump", timeout=5) == {"ok": True}
+        assert DO.asok_command(path, "perf dump", timeout=5) == {"ok": True}
     finally:
         t.join(5)
         server.close()
@@ -185,7 +186,7 @@ def _rows():
 
 def test_summarize_speedups_fraction_and_costs_per_workload():
     rows = _rows()
-    s = D.summarize(rows)
+    s = DR.summarize(rows)
     assert s["speedup_over_hdd_4m"] == {"hdd": 1.0, "ssd": 3.0, "hdd+ssd": 2.0, "ssd+ssd": 3.3}
     assert s["db_fraction"]["4m"]["value"] == 0.01
     assert s["db_fraction"]["4m"]["measured"] == {"hdd+ssd": 0.01, "ssd+ssd": 0.01}
@@ -211,21 +212,21 @@ def test_summarize_ignores_a_negative_fraction():
     for r in rows:
         if r["config"] == "ssd+ssd" and r["workload"] == "4m":
             r["sst_fraction"] = -0.002  # a compaction freed more than the run added
-    f = D.summarize(rows)["db_fraction"]["4m"]
+    f = DR.summarize(rows)["db_fraction"]["4m"]
     assert f["measured"] == {"hdd+ssd": 0.01} and f["value"] == 0.01
 
 
 def test_summarize_falls_back_to_the_default_fraction():
     rows = [{**r, "sst_fraction": None} for r in _rows()]
-    s = D.summarize(rows)
-    assert s["db_fraction"]["4m"]["value"] == D.DEFAULT_DB_FRACTION
+    s = DR.summarize(rows)
+    assert s["db_fraction"]["4m"]["value"] == DR.DEFAULT_DB_FRACTION
     assert "not measured" in s["db_fraction"]["4m"]["source"]
 
 
 def test_table_renders_rows_and_cost_maps():
     rows = _rows()
-    results = {"configs": rows, **D.summarize(rows)}
-    text = D.table(results)
+    results = {"configs": rows, **DR.summarize(rows)}
+    text = DR.table(results)
     assert "| hdd+ssd | 4m | 20.0 | 83.9 | 5.0 | 15.0 | 2.0 | 20.0 | 140 (150) | 80 (500) |" in text
     assert "| hdd | 4k | 200.0 |" in text and "| 140 (150) | - |" in text
     assert "| SSD:HDD price (MB/s per cost unit, 4 MB writes) | hdd | ssd | hdd+ssd | ssd+ssd" \

@@ -8,6 +8,7 @@ import pytest
 from bench import policy_sim as P
 from bench.sim import demand as D
 from bench.sim import model as M
+from bench.sim import policy as SP
 
 DEV = M.Devices(hdd_ops=100.0, ssd_ops=400.0, rho_cap=0.99, normal_target_rho=0.9)
 
@@ -82,10 +83,10 @@ def test_table_interpolates_evaluate_and_harm_point():
     assert lat[0] == pytest.approx((1 / 400) / 0.75, rel=1e-3)
     noisy = M.build_table(M.LoadCase(np.array([1.0, 1.0]), urgent, pgs, np.zeros(2)), 300.0,
                           mu, DEV, 1.0, points=301)
-    harm = M.harm_point(noisy, solo, 1.5)
+    harm = SP.harm_point(noisy, solo, 1.5)
     # normal adds rho 0.225 on the ssd: 1.5x solo once (1 - u) / (1 - u - 0.225) > 1.5
     assert harm == pytest.approx(0.325 * 400, abs=1.5)
-    assert M.harm_point(solo, solo, 1.5) is None
+    assert SP.harm_point(solo, solo, 1.5) is None
 
 
 # -- demand --------------------------------------------------------------------------
@@ -159,10 +160,10 @@ def test_switch_model_bytes_time_and_misplaced():
 
 
 def test_advance_moves_toward_the_target():
-    assert M.advance(0.0, 1.0, 10.0, 40.0) == pytest.approx(0.25)
-    assert M.advance(0.9, 1.0, 10.0, 40.0) == 1.0
-    assert M.advance(0.5, 0.0, 10.0, 40.0) == pytest.approx(0.25)
-    assert M.advance(0.3, 0.0, 10.0, 0.0) == 0.0
+    assert SP.advance(0.0, 1.0, 10.0, 40.0) == pytest.approx(0.25)
+    assert SP.advance(0.9, 1.0, 10.0, 40.0) == 1.0
+    assert SP.advance(0.5, 0.0, 10.0, 40.0) == pytest.approx(0.25)
+    assert SP.advance(0.3, 0.0, 10.0, 0.0) == 0.0
 
 
 SW = M.SwitchModel(replicas_moved=100, bytes_per_replica=1e9, full_switch_secs=40.0,
@@ -172,8 +173,8 @@ SW = M.SwitchModel(replicas_moved=100, bytes_per_replica=1e9, full_switch_secs=4
 def test_adaptive_switches_and_bytes_are_counted():
     # quiet 100 s (dwell 50 s): shared; then busy: isolated; then quiet again
     seen = np.array([0.0] * 10 + [500.0] * 10 + [0.0] * 10)
-    policy = M.Policy("a", "adaptive", high_iops=100.0, low_iops=50.0, dwell_secs=50.0)
-    traj = M.run_policy(policy, seen, 10.0, SW)
+    policy = SP.Policy("a", "adaptive", high_iops=100.0, low_iops=50.0, dwell_secs=50.0)
+    traj = SP.run_policy(policy, seen, 10.0, SW)
     assert traj.switches == 3  # shared, isolated, shared
     # the first switch completes (4 steps), the second too, the third runs 4 of its steps
     assert traj.bytes_moved == pytest.approx(3 * SW.bytes_per_switch)
@@ -190,8 +191,8 @@ def test_adaptive_switches_and_bytes_are_counted():
 
 def test_reversal_moves_back_only_what_moved():
     seen = np.array([0.0] * 6 + [500.0] * 6)
-    policy = M.Policy("a", "adaptive", high_iops=100.0, low_iops=50.0, dwell_secs=50.0)
-    traj = M.run_policy(policy, seen, 10.0, SW)
+    policy = SP.Policy("a", "adaptive", high_iops=100.0, low_iops=50.0, dwell_secs=50.0)
+    traj = SP.run_policy(policy, seen, 10.0, SW)
     # shared decided at step 5 (one step of progress: 0.25), reversed at step 6
     assert traj.switches == 2
     assert traj.bytes_moved == pytest.approx(0.5 * SW.bytes_per_switch)
@@ -204,8 +205,8 @@ def test_quiet_time_starts_once_isolation_has_moved_its_data():
     proposed (so no gate has to hold it), as in the live module."""
     big = M.SwitchModel(100, 1e9, 100.0, misplaced_full=0.5)
     seen = np.array([0.0] * 6 + [500.0] * 2 + [0.0] * 20)
-    policy = M.Policy("a", "adaptive", high_iops=100.0, low_iops=50.0, dwell_secs=0.0)
-    traj = M.run_policy(policy, seen, 10.0, big)
+    policy = SP.Policy("a", "adaptive", high_iops=100.0, low_iops=50.0, dwell_secs=0.0)
+    traj = SP.run_policy(policy, seen, 10.0, big)
     # shared at step 0; isolated at 6 while 60% moved; the move back takes
     # 60 s (6 steps); shared again right after it, never blocked
     assert traj.blocked == 0
@@ -215,22 +216,22 @@ def test_quiet_time_starts_once_isolation_has_moved_its_data():
 
 def test_warmup_steps_are_not_counted():
     seen = np.array([0.0] * 10 + [500.0] * 10)
-    policy = M.Policy("a", "adaptive", high_iops=100.0, low_iops=50.0, dwell_secs=0.0)
-    traj = M.run_policy(policy, seen, 10.0, SW, count_from=10)
+    policy = SP.Policy("a", "adaptive", high_iops=100.0, low_iops=50.0, dwell_secs=0.0)
+    traj = SP.run_policy(policy, seen, 10.0, SW, count_from=10)
     assert traj.switches == 1
     assert traj.bytes_moved == pytest.approx(SW.bytes_per_switch)
 
 
 def test_fixed_policies_never_switch():
     seen = np.array([0.0, 500.0, 0.0])
-    iso = M.run_policy(M.Policy("i", "isolated"), seen, 10.0, SW)
-    shared = M.run_policy(M.Policy("s", "shared"), seen, 10.0, SW)
+    iso = SP.run_policy(SP.Policy("i", "isolated"), seen, 10.0, SW)
+    shared = SP.run_policy(SP.Policy("s", "shared"), seen, 10.0, SW)
     assert iso.switches == shared.switches == 0
     assert not iso.serving_shared.any() and shared.serving_shared.all()
 
 
 def _result(kind, high, dwell, minutes, normal, moved=0.0):
-    return M.Result(M.Policy("p", kind, high, high / 2, dwell), minutes, 0.0, 1.0, normal, 0.0,
+    return SP.Result(SP.Policy("p", kind, high, high / 2, dwell), minutes, 0.0, 1.0, normal, 0.0,
                     0.0, moved, 0.0, 0.0, None)
 
 
@@ -241,13 +242,13 @@ def test_score_counts_violation_minutes_against_solo():
     bad = M.Table(grid, np.array([200.0, 200.0]), np.array([2.0, 2.0]))
     tables = M.Tables(good, bad, good, bad, bad, solo)
     demand = np.full(8640, 10.0)
-    traj = M.run_policy(M.Policy("s", "shared"), demand, 10.0, SW)
-    r = M.score(M.Policy("s", "shared"), traj, demand, tables, 10.0, 0, 1.5)
+    traj = SP.run_policy(SP.Policy("s", "shared"), demand, 10.0, SW)
+    r = SP.score(SP.Policy("s", "shared"), traj, demand, tables, 10.0, 0, 1.5)
     assert r.sla_violation_minutes_per_day == pytest.approx(1440.0)
     assert r.urgent_ops_violating == pytest.approx(1.0)
     assert r.normal_ops_per_day == pytest.approx(200.0 * 86400)
-    traj = M.run_policy(M.Policy("i", "isolated"), demand, 10.0, SW)
-    r = M.score(M.Policy("i", "isolated"), traj, demand, tables, 10.0, 0, 1.5)
+    traj = SP.run_policy(SP.Policy("i", "isolated"), demand, 10.0, SW)
+    r = SP.score(SP.Policy("i", "isolated"), traj, demand, tables, 10.0, 0, 1.5)
     assert r.sla_violation_minutes_per_day == 0.0
 
 
@@ -259,9 +260,9 @@ def test_recommend_prefers_normal_ops_within_the_sla_budget():
         _result("adaptive", 400, 900, 1.0, 110.2, moved=1.0),  # same normal, fewer bytes
         _result("adaptive", 50, 60, 0.0, 100.0),
     ]
-    best = M.recommend(results, budget_minutes=5.0)
+    best = SP.recommend(results, budget_minutes=5.0)
     assert best is not None and best.policy.high_iops == 400
-    assert M.recommend(results[:2], budget_minutes=5.0) is None
+    assert SP.recommend(results[:2], budget_minutes=5.0) is None
 
 
 # -- device rates from the benchmark's calibration ---------------------------------
@@ -340,8 +341,8 @@ def test_copy_isolates_at_once_and_moves_nothing_back():
     assert sw.full_switch_secs == pytest.approx(400.0)
     assert sw.to_isolated_secs == M.COPY_ISOLATION_SECS and not sw.isolation_moves_data
     seen = np.array([0.0] * 60 + [500.0] * 10)
-    policy = M.Policy("a", "adaptive", high_iops=100.0, low_iops=50.0, dwell_secs=50.0)
-    traj = M.run_policy(policy, seen, 10.0, sw)
+    policy = SP.Policy("a", "adaptive", high_iops=100.0, low_iops=50.0, dwell_secs=50.0)
+    traj = SP.run_policy(policy, seen, 10.0, sw)
     assert traj.switches == 2
     assert traj.bytes_moved == pytest.approx(sw.bytes_per_switch)  # the copy, once
     assert traj.isolation_delays == [10.0]  # one step, not the 400 s of the copy

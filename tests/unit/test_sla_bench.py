@@ -8,22 +8,23 @@ import pytest
 from bench import common as C
 from bench import emulation as E
 from bench import sla_bench as B
+from bench import sla_clients as SC
 
 
 def test_percentile_nearest_rank():
     values = [float(v) for v in range(1, 101)]  # 1..100
-    assert B.percentile(values, 50) == 50.0
-    assert B.percentile(values, 99) == 99.0
-    assert B.percentile(values, 100) == 100.0
-    assert B.percentile([7.0], 99) == 7.0
-    assert B.percentile([3.0, 1.0, 2.0], 50) == 2.0  # order does not matter
+    assert SC.percentile(values, 50) == 50.0
+    assert SC.percentile(values, 99) == 99.0
+    assert SC.percentile(values, 100) == 100.0
+    assert SC.percentile([7.0], 99) == 7.0
+    assert SC.percentile([3.0, 1.0, 2.0], 50) == 2.0  # order does not matter
     with pytest.raises(ValueError):
-        B.percentile([], 50)
+        SC.percentile([], 50)
 
 
 def test_read_lat_log_takes_nanoseconds_and_skips_junk():
     lines = ["1, 1033006, 1, 16384, 0", "2, 821761, 0, 16384, 0", "", "garbage"]
-    assert B.read_lat_log(lines) == [pytest.approx(1.033006), pytest.approx(0.821761)]
+    assert SC.read_lat_log(lines) == [pytest.approx(1.033006), pytest.approx(0.821761)]
 
 
 def test_fio_ops_per_sec_sums_jobs_over_their_runtime():
@@ -31,7 +32,7 @@ def test_fio_ops_per_sec_sums_jobs_over_their_runtime():
         {"job_runtime": 2000, "read": {"total_ios": 100}, "write": {"total_ios": 100}},
         {"job_runtime": 4000, "read": {"total_ios": 0}, "write": {"total_ios": 400}},
     ]}
-    assert B.fio_ops_per_sec(report) == pytest.approx(200.0)
+    assert SC.fio_ops_per_sec(report) == pytest.approx(200.0)
 
 
 def test_fio_json_skips_notices_and_names_a_missing_report():
