@@ -1,8 +1,8 @@
 """The move strategy: a normal pool's rule swaps between sla_isolated_normal
 and sla_shared (which map alike), and in shared mode the module's own
 pg_upmap_items move a weight-proportional share of the replicas onto urgent
-OSDs (planned in upmaps.py). Isolation is the rule swap: the mon drops the
-urgent-targeted entries in the same epoch. Hybrid urgent pools use the same
+OSDs (planned in core/upmap/planner.py). Isolation is the rule swap: the mon
+drops the urgent-targeted entries in the same epoch. Hybrid urgent pools use the same
 entries to put their primary on the urgent class.
 """
 from __future__ import annotations

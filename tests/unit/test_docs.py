@@ -584,3 +584,24 @@ def test_the_suite_table_follows_suite_json() -> None:
                               str(round(data["cpu_busy_secs"]))), total.groups()
     about = re.search(r"deploy/run-tests\.sh .*\(about (\d+) min\)", README.read_text())
     assert about and int(about.group(1)) == round(data["total_secs"] / 60), about
+
+
+def test_the_architecture_file_table_is_the_module_as_it_is() -> None:
+    """docs/architecture.md's code-layout table names every file of mgr_sla/ once,
+    only files that exist, each with the layer its directory makes it."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    section = text.split("## Code layout", 1)[1].split("\n## ", 1)[0]
+    [(header, rows)] = [t for t in _tables(section) if t[0][:2] == ["file", "layer"]]
+    listed: dict[str, str] = {}
+    for row in rows:
+        for path in re.findall(r"`(mgr_sla/[\w/]+\.py)`", row[0]):
+            assert path not in listed, f"{path} is listed twice"
+            listed[path] = row[1]
+    files = {str(p.relative_to(ROOT)) for p in MGR.rglob("*.py")
+             if p.name != "__init__.py" and "crush_rules" not in p.relative_to(MGR).parts}
+    assert sorted(set(listed) - files) == [], "the table lists files that do not exist"
+    assert sorted(files - set(listed)) == [], "files the table does not list"
+    for path, layer in listed.items():
+        parts = Path(path).parts
+        want = parts[1] if len(parts) > 2 else "module"
+        assert layer == want, f"{path}: layer {layer}, its directory says {want}"

@@ -8,6 +8,7 @@ import statistics
 import pytest
 
 from mgr_sla.core.cluster import PoolInfo
+from mgr_sla.core.upmap.fill import Draft, fill_unused
 from mgr_sla.core.upmap.pg_ids import (
     merge_bound_seeds,
     no_entry_seeds,
@@ -24,14 +25,7 @@ from mgr_sla.core.upmap.pg_plan import (
     target_urgent_share,
     urgent_count,
 )
-from mgr_sla.core.upmap.planner import (
-    Draft,
-    PoolPlan,
-    commands,
-    fill_unused,
-    plan_pool,
-    switch_moves,
-)
+from mgr_sla.core.upmap.planner import PoolPlan, commands, plan_pool, switch_moves
 from mgr_sla.core.upmap.regions import (
     OsdPlace,
     Pairs,

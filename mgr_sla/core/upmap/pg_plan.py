@@ -1,5 +1,5 @@
 """One PG's plan: which of its replicas move to urgent OSDs and where to.
-Pure; see upmaps.py for what a plan depends on and what it does not."""
+Pure; see planner.py for what a plan depends on and what it does not."""
 from __future__ import annotations
 
 import math
@@ -156,47 +156,61 @@ def plan_pg(pgid: str, raw: Sequence[int], regions: Regions, share: float,
         return ()
     pool, ps = parse_pgid(pgid)
     key = (pool, ps if seed is None else seed)
-    osds = regions.osds
     kept = {int(a): int(b) for a, b in keep}
     # the PG as it stands with the kept pairs: raw OSD -> the OSD holding it
-    holder = {o: kept.get(o, o) for o in raw}
-    moves: dict[int, int] = {}
-
-    def others(source: int) -> list[int]:
-        """The OSDs holding the PG's other replicas, moves so far included."""
-        return [moves.get(o, holder[o]) for o in raw if o != source]
-
-    def is_urgent(o: int) -> bool:
-        return osds[o].cls == regions.urgent_class
-
+    pg = _PgDraft(key, raw, {o: kept.get(o, o) for o in raw}, regions, skip_down)
     if hybrid:
-        if not any(is_urgent(h) for h in holder.values()):
-            normal = [o for o in raw if not is_urgent(holder[o])]
-            chosen = source if source in normal else (normal[0] if normal else None)
-            if chosen is not None:
-                target = _draw(key, chosen, regions.urgent_class, others(chosen), regions,
-                               skip_down)
-                if target is not None:
-                    moves[chosen] = target
+        pg.hybrid(source)
     else:
-        k = urgent_count(key, len(raw), share, place)
-        normal = [o for o in raw if not is_urgent(holder[o])]
+        pg.shared(share, place)
+    pairs = {o: t for o, t in kept.items() if o not in pg.moves}
+    pairs.update(pg.moves)
+    return tuple(sorted(pairs.items()))
+
+
+class _PgDraft:
+    """One PG's moves as plan_pg draws them: raw OSD -> its new OSD."""
+
+    def __init__(self, key: tuple[int, int], raw: Sequence[int], holder: dict[int, int],
+                 regions: Regions, skip_down: bool) -> None:
+        self.key, self.raw, self.holder = key, raw, holder
+        self.regions, self.skip_down = regions, skip_down
+        self.moves: dict[int, int] = {}
+
+    def others(self, source: int) -> list[int]:
+        """The OSDs holding the PG's other replicas, moves so far included."""
+        return [self.moves.get(o, self.holder[o]) for o in self.raw if o != source]
+
+    def is_urgent(self, o: int) -> bool:
+        return self.regions.osds[o].cls == self.regions.urgent_class
+
+    def move(self, o: int, to_class: str) -> bool:
+        target = _draw(self.key, o, to_class, self.others(o), self.regions, self.skip_down)
+        if target is not None:
+            self.moves[o] = target
+        return target is not None
+
+    def hybrid(self, source: int | None) -> None:
+        if any(self.is_urgent(h) for h in self.holder.values()):
+            return
+        normal = [o for o in self.raw if not self.is_urgent(self.holder[o])]
+        chosen = source if source in normal else (normal[0] if normal else None)
+        if chosen is not None:
+            self.move(chosen, self.regions.urgent_class)
+
+    def shared(self, share: float, place: float | None) -> None:
+        raw = self.raw
+        k = urgent_count(self.key, len(raw), share, place)
+        normal = [o for o in raw if not self.is_urgent(self.holder[o])]
         need = min(k - (len(raw) - len(normal)), len(normal) - 1)
-        for o in _order(key, normal)[:max(need, 0)]:
-            target = _draw(key, o, regions.urgent_class, others(o), regions, skip_down)
-            if target is not None:
-                moves[o] = target
+        for o in _order(self.key, normal)[:max(need, 0)]:
+            self.move(o, self.regions.urgent_class)
         if not normal:
             # Normal inclusion whatever CRUSH gave (a weight set overwritten by
             # a reweight can map a PG onto urgent OSDs only): one goes normal.
-            for o in _order(key, raw):
-                target = _draw(key, o, regions.normal_class, others(o), regions, skip_down)
-                if target is not None:
-                    moves[o] = target
+            for o in _order(self.key, raw):
+                if self.move(o, self.regions.normal_class):
                     break
-    pairs = {o: t for o, t in kept.items() if o not in moves}
-    pairs.update(moves)
-    return tuple(sorted(pairs.items()))
 
 
 def raw_set(up: Sequence[int], pairs: Iterable[Sequence[int]]) -> list[int]:
