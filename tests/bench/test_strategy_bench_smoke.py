@@ -34,10 +34,12 @@ def test_model_gain_is_the_modules():
     assert S.model_gain("copy", 0.7, 3, 0.0) > 1.0
 
 
-def blkio_groups() -> set[str]:
-    """The benchmarks' blkio cgroups (directories; the files are the kernel's controls)."""
+def blkio_groups(prefix: str = "sla-strategy-") -> set[str]:
+    """This benchmark's blkio cgroups (named after its work directory; other
+    benchmarks on the machine have their own, and the files are the kernel's)."""
     groups = BLKIO / "ceph-sla-bench"
-    return {g.name for g in groups.iterdir() if g.is_dir()} if groups.exists() else set()
+    return {g.name for g in groups.iterdir() if g.is_dir() and g.name.startswith(prefix)} \
+        if groups.exists() else set()
 
 
 @pytest.mark.xdist_group("emulated")  # one emulated cluster at a time: no shared cgroups
