@@ -393,13 +393,14 @@ do_up() {
     mkdir -p "$DIR"/{run,log,crash,mon,mgr/ceph-x,osd}
     : >"$DIR/pids"
     local t0 ports mon_port port_min port_max sla_port prom_port fsid deadline
-    t0=$(date +%s)
-    deadline=$((t0 + UP_DEADLINE_SECS))
     ports=$(pick_ports "$DIR") || die "no free ports on 127.0.0.1"
     read -r mon_port port_min port_max sla_port prom_port <<<"$ports"
     fsid=$(uuidgen)
     trap 'fail_up "interrupted"' INT TERM
     if [ "$release" != pacific ]; then make_root_view "$release"; fi
+    # the daemons' deadline: a release root's first build (minutes) is not theirs
+    t0=$(date +%s)
+    deadline=$((t0 + UP_DEADLINE_SECS))
     printf 'SLA_RELEASE=%s\nSLA_CHROOT=%s\n' "$release" "${IN_ROOT[1]:-}" >"$DIR/cluster.env"
     write_conf "$fsid" "$mon_port" "$port_min" "$port_max" "$objectstore" "$release" $((osds / 2))
     if [ -n "$extra_conf" ]; then cat "$extra_conf" >>"$DIR/ceph.conf"; fi

@@ -70,7 +70,7 @@ class Cluster:
                             *(["--packaged-modules"] if packaged_modules else []),
                             *(["--extra-conf", str(extra_conf)] if extra_conf else []),
                             *(["--db-class", db_class] if db_class else [])],
-                           check=True, timeout=600)
+                           check=True, timeout=900)  # a release root's first build included
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
             # `up` stops what it started when it fails, unless the script itself
             # breaks half way: stop whatever it recorded, by PID

@@ -4,18 +4,14 @@ plots) it writes: the keys, sane ranges and its provenance. The figures
 themselves are not judged here (docs/benchmarks.md reports full runs).
 
 The pure-CPU scripts (tick_bench, tick_report, crush_bench, policy_sim, policy_strategies,
-strategy_table, the plot scripts) take seconds. The cluster scripts start their own mini cluster
-(deploy/minicluster.sh; about 20-40 s each) and run a few seconds of load; the
-SLA benchmark's quick run is test_sla_bench_smoke.py (tox -e bench).
-minicluster_start's cluster is kept for module_bench and mgr_cpu (--conf): one
-cluster start for the three.
+strategy_table, suite_times, the plot scripts) take seconds. minicluster_start's
+mini cluster is kept for module_bench and mgr_cpu (--conf): one cluster start for
+the three. The benchmarks on emulated BlueStore clusters are test_emulated_smoke.py;
+the SLA benchmark's quick run is test_sla_bench_smoke.py (tox -e bench).
 """
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
-from pathlib import Path
 
 import pytest
 from bench_runner import ROOT, results, run_bench
@@ -230,7 +226,6 @@ def mini(tmp_path_factory):
             Cluster(path).down()
 
 
-@pytest.mark.xdist_group("mini")  # one worker, one cluster for the three
 def test_minicluster_start(mini):
     path, out = mini
     r = results(out, "minicluster_start", "pacific", "n/a")
@@ -240,7 +235,6 @@ def test_minicluster_start(mini):
     assert len((path / "pids").read_text().splitlines()) == 10  # kept: mon, mgr, 8 OSDs
 
 
-@pytest.mark.xdist_group("mini")  # one worker, one cluster for the three
 def test_module_bench(mini, tmp_path):
     out = tmp_path / "module.json"
     # both kinds of trial; OSD reports every 2 s (not 5): each wait is shorter
@@ -265,7 +259,6 @@ def test_module_bench(mini, tmp_path):
         assert s["min"] <= s["median"] <= s["p90"] <= s["max"], (key, s)
 
 
-@pytest.mark.xdist_group("mini")  # one worker, one cluster for the three
 def test_mgr_cpu(mini, tmp_path):
     out = tmp_path / "mgr-cpu.json"
     run_bench("mgr_cpu", "--secs", "2", "--rounds", "1", "--write-secs", "2",
@@ -277,81 +270,3 @@ def test_mgr_cpu(mini, tmp_path):
         assert ph["client_ops_per_sec"] > 0 and 1.5 <= ph["wall_secs"] < 60, ph
         assert 0 <= ph["mgr_cpu_percent"] <= 200 and ph["osd_cpu_secs_per_kop"] > 0, ph
     assert 0 < r["client_ops_on_over_off"] < 10 and 0 < r["osd_cpu_per_op_on_over_off"] < 10
-
-
-# -- BlueStore clusters with emulated device speeds (each starts its own) ------------------
-
-def blkio_throttle() -> bool:
-    from bench.emulation import BLKIO, LIMIT_FILES
-    return (BLKIO / LIMIT_FILES[1]).exists() and os.geteuid() == 0
-
-
-NEEDS_THROTTLE = pytest.mark.skipif(not blkio_throttle(),
-                                    reason="no cgroup v1 blkio throttle (or not root)")
-
-
-@NEEDS_CEPH
-@NEEDS_THROTTLE
-@pytest.mark.xdist_group("emulated")  # one emulated cluster at a time
-def test_primary_affinity(tmp_path):
-    out = tmp_path / "pa.json"
-    work = tmp_path / "work"
-    work.mkdir()
-    run_bench("primary_affinity", "--rounds", "1", "--clients", "1", "--secs", "2",
-              "--pg-num", "8", "--out", str(out), env={**os.environ, "TMPDIR": str(work)},
-              timeout=900)
-    r = results(out, "primary_affinity", "pacific", DESIGN)
-    assert [row["mode"] for row in r["runs"]] == [
-        "isolated", "shared", "isolated, hdd affinity 0", "shared, hdd affinity 0"]
-    for row in r["runs"]:
-        assert row["normal_ops_per_sec"] > 0 and row["hdd_primary_affinity"] in (0, 1), row
-        assert row["hdd_device_use_max"] < 1.2, row  # the cap held
-    shared = r["runs"][1]["pgs_with_ssd_replica_by_primary_class"]
-    assert shared["hdd"] + shared["ssd"] > 0, shared  # shared: normal PGs hold ssd replicas
-    # affinity 0 on every hdd OSD: each PG holding an ssd replica has an ssd primary
-    assert r["runs"][3]["pgs_with_ssd_replica_by_primary_class"]["hdd"] == 0, r["runs"][3]
-    assert r["pg_num"] == 8 and r["normal_secs"] == 2 and r["normal_clients"] == 1
-    assert r["summary"]["ssd_primaries_held"] is True
-    assert r["summary"]["median_over_isolated"]["isolated"] == 1.0
-    assert list(work.iterdir()) == []  # nothing left behind
-
-
-@NEEDS_CEPH
-@NEEDS_THROTTLE
-@pytest.mark.xdist_group("emulated")  # one emulated cluster at a time
-def test_data_metadata(tmp_path):
-    """One layout with a separate DB device, hdd+ssd: its own cluster (the plain
-    layouts' cluster is the same without --db-class), both workloads, the DB
-    fraction. Performance per cost, which needs all four layouts, is unit-tested
-    and plotted from the committed run above."""
-    if shutil.which("losetup") is None:
-        pytest.skip("losetup missing")
-    out = tmp_path / "dm.json"
-    # the OSDs' admin sockets live under the cluster's directory: a short path
-    # (a Unix socket's path has at most 107 bytes)
-    work = Path(tempfile.mkdtemp(prefix="dm-"))
-    try:
-        run_bench("data_metadata", "--quick", "--secs", "1", "--layouts", "hdd+ssd",
-                  "--out", str(out), env={**os.environ, "TMPDIR": str(work)}, timeout=900)
-        left = list(work.iterdir())
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    assert left == []  # block files and the cluster's directory: gone
-    r = results(out, "data_metadata", "pacific", "n/a")
-    rows = {row["workload"]: row for row in r["configs"]}
-    assert [row["config"] for row in r["configs"]] == ["hdd+ssd", "hdd+ssd"]
-    assert set(rows) == {"4m", "4k"}
-    for row in rows.values():
-        assert row["ops_per_sec"] > 0 and 0 < row["p50_ms"] <= row["p99_ms"], row
-        assert row["block_cap_iops"] == 150 and row["db_cap_iops"] == 500, row
-        assert row["block_iops_per_osd"] > 0 and row["db_iops_per_osd"] > 0, row
-        # the caps held: no OSD's devices beyond their caps (slack for the kernel's accounting)
-        assert row["block_iops_per_osd_max"] <= 1.1 * 150, row
-        assert row["db_iops_per_osd_max"] <= 1.1 * 500, row
-    for wl in ("4m", "4k"):  # RocksDB's SST bytes per stored byte, measured on the DB device
-        f = r["db_fraction"][wl]
-        assert set(f["measured"]) <= {"hdd+ssd"} and 0 < f["value"] < 1, f
-    assert "perf_per_cost" not in r  # not all four layouts
-    layout = r["emulation"]["bluestore_layout"]["db"]
-    assert len(layout) == 8 and all(o["bluefs_dedicated_db"] == "1" for o in layout.values())
-    assert r["plan"]["secs"] == 1 and r["plan"]["layouts"] == ["hdd+ssd"]

@@ -17,9 +17,11 @@ from bench.emulation import BLKIO
 GROUPS = BLKIO / "ceph-sla-bench"
 
 
-def blkio_groups() -> set[str]:
-    """The benchmarks' blkio cgroups (directories; the files are the kernel's controls)."""
-    return {g.name for g in GROUPS.iterdir() if g.is_dir()} if GROUPS.exists() else set()
+def blkio_groups(prefix: str = "sla-bench-") -> set[str]:
+    """This benchmark's blkio cgroups (named after its work directory; other
+    benchmarks on the machine have their own, and the files are the kernel's)."""
+    return {g.name for g in GROUPS.iterdir() if g.is_dir() and g.name.startswith(prefix)} \
+        if GROUPS.exists() else set()
 
 
 def test_quick_benchmark(tmp_path):
