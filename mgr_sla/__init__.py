@@ -1,8 +1,8 @@
 """ceph-sla: the `sla` ceph-mgr module (loaded by ceph-mgr as package `sla`).
 
-The pure core (activity, decision, gates, state, cluster, report) imports
-without Ceph; `module.py` needs ceph-mgr's `mgr_module` and is only imported
-when running inside the mgr.
+Layers (docs/architecture.md): core/ is pure and imports without Ceph;
+placement/ holds the strategies; shell/ and `module.py` need ceph-mgr's
+`mgr_module`, and `module.py` is only imported when running inside the mgr.
 """
 __version__ = "0.9.0"
 

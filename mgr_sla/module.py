@@ -1,7 +1,7 @@
 """ceph-mgr module `sla`: wiring and commands.
 
 Each tick reads from the mgr, calls the pure step (tick.plan_tick), and hands
-the plan to its collaborators: `Placement` (each pool's strategy: rules,
+the plan to its collaborators: `Placer` (each pool's strategy: rules,
 sizes, pg_upmap_items, placement checks), `SwitchTracker` (time to isolation,
 progress), `RulesVerifier` (the CRUSH rules), `PoolActivity` (per-pool client
 IOPS and latency), `CostWatch` (what a switch costs), `Advisor` (`sla
@@ -24,7 +24,7 @@ from .core.latency import SloError, parse_slo
 from .core.report import history_dicts, render_history, render_status
 from .core.settings import SETTINGS_SPECS, Settings
 from .core.state import Role, Strategy, UrgentPlacement
-from .placement.placer import Placement
+from .placement.placer import Placer
 from .shell import compat
 from .shell.advice_commands import Advisor, AdvisorMgr
 from .shell.balancer_guard import BalancerGuard
@@ -68,7 +68,7 @@ class Module(MgrModule):
         self._tracker = SwitchTracker(self._get, lambda *a, **k: self.remote(*a, **k),
                                       self.log)
         self._rules = RulesVerifier(self, self.log, lambda: compat.crush_release(self))
-        self._placement = Placement(self._mon, lambda: self.get_osdmap(), self.log,
+        self._placement = Placer(self._mon, lambda: self.get_osdmap(), self.log,
                                     self._health, lambda: self._settings.failure_domain)
         self._costs = CostWatch(self._get, self._health, self._activity.read_fraction)
         self._pools = PoolCommands(self._store, self._maps, self._placement, self._rules,
@@ -144,7 +144,7 @@ class Module(MgrModule):
             if state.decision.mode is not Mode.SHARED:
                 return False
             managed = frozenset(state.roles)
-            urgent = [p for p, r in state.roles.items() if r.role is Role.URGENT]
+            urgent = state.pools(role=Role.URGENT)
         return self._activity.urgent_ops_arrived(managed, urgent)
 
     def shutdown(self) -> None:

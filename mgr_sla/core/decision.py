@@ -18,6 +18,10 @@ class Mode(str, enum.Enum):
     ISOLATED = "isolated"
     SHARED = "shared"
 
+    def other(self) -> Mode:
+        """The mode a switch from this one goes to."""
+        return Mode.SHARED if self is Mode.ISOLATED else Mode.ISOLATED
+
 
 class ThresholdError(ValueError):
     """A threshold pair that cannot be used; the message names the problem."""

@@ -120,6 +120,12 @@ class ModuleState:
         if not record.dry_run:
             self.switches_total += 1
 
+    def pools(self, role: Role | None = None, strategy: Strategy | None = None) -> list[int]:
+        """The managed pools' ids, in order, of a role and strategy if given."""
+        return sorted(p for p, r in self.roles.items()
+                      if (role is None or r.role is role)
+                      and (strategy is None or r.strategy is strategy))
+
     def last_switch(self) -> SwitchRecord | None:
         real = [r for r in self.history if not r.dry_run]
         return real[-1] if real else None

@@ -1,10 +1,10 @@
 """The placement strategy interface: how a managed pool gets to what the
 mode wants of it, and back out of sla's hands.
 
-Two implementations: `UpmapStrategy` (move_strategy.py: rule swap plus the
+Two implementations: `MoveStrategy` (move_strategy.py: rule swap plus the
 module's pg_upmap_items; also hybrid urgent pools) and `CopyStrategy`
 (copy_strategy.py: a size toggle on the sla_copy_N rule). The module asks
-`Placement` (placer.py), which asks the pool's strategy; neither the
+`Placer` (placer.py), which asks the pool's strategy; neither the
 module nor the tick knows how a strategy does its work.
 """
 from __future__ import annotations

@@ -28,7 +28,7 @@ RELEASE_PARALLEL = 32  # `pool rm` / `release`: the operator waits for these
 PLAN_CACHE_MAX = 1 << 20
 
 
-class UpmapStrategy:
+class MoveStrategy:
     kind = Strategy.MOVE
 
     def __init__(self, mon: MonCall, log: Any) -> None:

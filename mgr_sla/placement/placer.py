@@ -19,12 +19,12 @@ from ..core.state import ModuleState, PoolRole, Role, Strategy
 from ..core.tick import PoolChange
 from .base import MonCall, PlacementStrategy, PoolUp, Released, merge_failed
 from .copy_strategy import CopyStrategy
-from .move_strategy import UpmapStrategy
+from .move_strategy import MoveStrategy
 
 APPLY_PARALLEL = 16  # pools changed at once in one tick
 
 
-class Placement:
+class Placer:
     def __init__(self, mon: MonCall, get_osdmap: Callable[[], Any], log: Any,
                  health: HealthChecks, failure_domain: Callable[[], str]) -> None:
         self._mon = mon
@@ -32,7 +32,7 @@ class Placement:
         self._log = log
         self._health = health
         self._failure_domain = failure_domain
-        self.upmap = UpmapStrategy(mon, log)
+        self.upmap = MoveStrategy(mon, log)
         self.copy = CopyStrategy(mon, log)
         self._key: tuple[int, str] | None = None
         self._status: dict[int, dict[str, Any]] = {}

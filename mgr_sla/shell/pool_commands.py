@@ -26,7 +26,7 @@ from ..core.upmap.pg_ids import parse_pgid
 from ..core.upmap.planner import switch_moves
 from ..crush_rules.rules import copy_rule_name
 from ..placement.base import MonCall, set_pool
-from ..placement.placer import Placement
+from ..placement.placer import Placer
 from .commands_io import OutputFormat, refuse, reply
 from .map_reader import MapReader
 from .rules_verifier import RulesBusy, RulesVerifier, compat_refusal, module_words, rules_needed
@@ -36,7 +36,7 @@ MAX_COPY_SIZE = 9
 
 
 class PoolCommands:
-    def __init__(self, store: StateStore, maps: MapReader, placement: Placement,
+    def __init__(self, store: StateStore, maps: MapReader, placement: Placer,
                  rules: RulesVerifier, settings: Callable[[], Settings],
                  get: Callable[[str], Any], mon: MonCall,
                  release_balancer: Callable[[], str | None]) -> None:

@@ -97,8 +97,7 @@ class RulesVerifier:
                 ) -> GenerateOptions:
         """What to generate for the managed pools (and one being added):
         weight sets for the move pools, a copy rule per copy pool size."""
-        move = {p for p, r in state.roles.items()
-                if r.role is Role.NORMAL and r.strategy is Strategy.MOVE}
+        move = set(state.pools(role=Role.NORMAL, strategy=Strategy.MOVE))
         normal = tuple(sorted(move | set(extra_normal)))
         hybrid = tuple(sorted(p for p, r in state.roles.items()
                               if r.role is Role.URGENT and r.placement is UrgentPlacement.HYBRID))

@@ -10,7 +10,7 @@ from ..core.decision import ThresholdError, Thresholds
 from ..core.gates import GATE_NAMES, Gate, gate_status
 from ..core.settings import Settings
 from ..core.state import ModuleState, Role, expected_rule, expected_size
-from ..placement.placer import Placement
+from ..placement.placer import Placer
 from .cost_watch import CostWatch
 from .pool_activity import PoolActivity
 from .switch_tracker import SwitchTracker
@@ -27,7 +27,7 @@ class StatusSource:
     holds: list[Gate]
     activity: PoolActivity
     tracker: SwitchTracker
-    placement: Placement
+    placement: Placer
     costs: CostWatch
     repairs: list[str]
     tick_seconds: dict[str, Any]

@@ -25,7 +25,7 @@ from ..core.maps import MapSnapshot
 from ..core.settings import Settings
 from ..core.state import ModuleState, Role, Strategy, SwitchRecord, UrgentPlacement
 from ..core.tick import PoolNow, TickInputs, TickPlan, plan_tick
-from ..placement.placer import Placement
+from ..placement.placer import Placer
 from .advice_commands import USAGE_KEY, Advisor
 from .balancer_guard import BalancerGuard
 from .cost_watch import CostWatch
@@ -60,7 +60,7 @@ class Collaborators:
     activity: PoolActivity
     tracker: SwitchTracker
     rules: RulesVerifier
-    placement: Placement
+    placement: Placer
     costs: CostWatch
     advisor: Advisor
     health: HealthChecks
@@ -132,7 +132,7 @@ class TickRunner:
         settings = self._settings()
         with self._store.lock:
             managed = frozenset(state.roles)
-            urgent = [p for p, r in state.roles.items() if r.role is Role.URGENT]
+            urgent = state.pools(role=Role.URGENT)
         periods = self._activity.read(managed)
         df = None if periods is not None else self._mgr.get("df")
         with self._store.lock:  # status and scrapes read the windows
@@ -159,7 +159,7 @@ class TickRunner:
             self._health.set("SLA_CONFIG_INVALID", f"sla thresholds invalid: {e}", [str(e)])
             return None
         health = self._health_snapshot(state, maps, now)
-        other = Mode.SHARED if state.decision.mode is Mode.ISOLATED else Mode.ISOLATED
+        other = state.decision.mode.other()
         self.holds = blocking_gates(other, health, self.max_misplaced())
         if not self._settings().active:
             return None  # 'ceph sla off': measure and report, change nothing
@@ -271,8 +271,7 @@ class TickRunner:
         classes = {settings.normal_class, settings.urgent_class}
         missing = tuple(r for r in rules_needed(state) if r not in view.rules)
         unverified = None
-        move = [p for p, r in state.roles.items()
-                if r.role is Role.NORMAL and r.strategy is Strategy.MOVE]
+        move = state.pools(role=Role.NORMAL, strategy=Strategy.MOVE)
         # the weight sets (R4/R5) serve the move pools only; a copy rule was
         # verified on its pool's PGs when `pool set` installed it, and carries
         # no weights to drift
@@ -347,7 +346,7 @@ class TickRunner:
 
     @staticmethod
     def _normal_pools(state: ModuleState) -> list[int]:
-        return sorted(p for p, r in state.roles.items() if r.role is Role.NORMAL)
+        return state.pools(role=Role.NORMAL)
 
     def health_checks(self) -> dict[str, Any]:
         checks = self._health.snapshot()

@@ -99,3 +99,15 @@ def test_copy_roles_round_trip_and_older_records_default_to_move() -> None:
             expected_size(back.roles[4], Mode.ISOLATED)) == (4, 3)
     old = '{"version": 2, "mode": "isolated", "mode_since": 1, "roles": {"2": {"role": "normal"}}}'
     assert ModuleState.from_json(old, 2.0).roles[2].strategy is Strategy.MOVE
+
+
+def test_pools_filter_by_role_and_strategy_and_modes_know_their_other():
+    from mgr_sla.core.state import Strategy
+    s = ModuleState.initial(0.0)
+    s.roles = {7: PoolRole(Role.NORMAL, strategy=Strategy.COPY), 3: PoolRole(Role.NORMAL),
+               5: PoolRole(Role.URGENT)}
+    assert s.pools() == [3, 5, 7]
+    assert s.pools(role=Role.NORMAL) == [3, 7] and s.pools(role=Role.URGENT) == [5]
+    assert s.pools(role=Role.NORMAL, strategy=Strategy.MOVE) == [3]
+    assert s.pools(strategy=Strategy.COPY) == [7]
+    assert Mode.SHARED.other() is Mode.ISOLATED and Mode.ISOLATED.other() is Mode.SHARED
