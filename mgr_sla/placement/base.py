@@ -15,7 +15,7 @@ from typing import Any, Callable, Protocol
 from ..core.cluster import ClusterView, PoolInfo
 from ..core.gates import Gate, GateName
 from ..core.maps import MapSnapshot
-from ..core.state import PoolRole, Strategy
+from ..core.state import RULE_ISOLATED_NORMAL, RULE_SHARED, PoolRole, Strategy
 from ..core.switch_cost import Capacity, PoolCostInputs, SwitchCost
 from ..core.tick import PoolChange
 from ..core.upmap.regions import MappingFaults, Pairs
@@ -86,3 +86,29 @@ def merge_failed(gates: list[Gate]) -> list[Gate]:
     if len(gates) <= 1:
         return gates
     return [Gate(GateName.APPLY_FAILED, "; ".join(g.detail for g in gates))]
+
+
+def restore_rule(mon: MonCall, name: str, role: PoolRole, view: ClusterView, rule_id: int
+                 ) -> Released:
+    """The pool's original rule back, if sla recorded one."""
+    rule_now = view.rule_name(rule_id)
+    if not rule_now.startswith("sla_"):
+        return Released([])
+    if not role.original_rule:
+        if rule_now != RULE_SHARED:
+            return Released([f"crush_rule left on {rule_now} (no original rule recorded)"])
+        # sla_shared without its weight set would spread the pool over every
+        # class: the isolated rule is where sla found it
+        gate = set_pool(mon, name, "crush_rule", RULE_ISOLATED_NORMAL)
+        if gate is not None:
+            return Released([], gate.detail)
+        return Released([f"crush_rule {rule_now} -> {RULE_ISOLATED_NORMAL} (no original "
+                         "rule recorded)"])
+    if role.original_rule not in view.rules:
+        return Released([], f"its original rule {role.original_rule} no longer exists: "
+                            f"'ceph osd pool set {name} crush_rule <rule>' first")
+    gate = set_pool(mon, name, "crush_rule", role.original_rule)
+    if gate is not None:
+        return Released([], gate.detail)
+    return Released([f"crush_rule {rule_now} -> {role.original_rule}"])
+

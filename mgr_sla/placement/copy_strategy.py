@@ -21,8 +21,7 @@ from ..core.state import PoolRole, Strategy
 from ..core.switch_cost import Capacity, PoolCostInputs, SwitchCost, strategy_cost
 from ..core.tick import PoolChange
 from ..core.upmap.regions import MappingFaults, mapping_faults
-from .base import EntryPlan, MonCall, PoolUp, Released, set_pool
-from .move_strategy import restore_rule
+from .base import EntryPlan, MonCall, PoolUp, Released, restore_rule, set_pool
 
 
 class CopyStrategy:

@@ -19,7 +19,7 @@ from ..core.tick import PoolChange
 from ..core.upmap.planner import commands, plan_pool
 from ..core.upmap.regions import MappingFaults, current_items, mapping_faults
 from ..worker import BatchSender
-from .base import EntryPlan, MonCall, PoolUp, Released, set_pool
+from .base import EntryPlan, MonCall, PoolUp, Released, restore_rule, set_pool
 
 # pg_upmap_items commands planned per epoch, all sent at once (UPMAP_PARALLEL):
 # the mon folds concurrent commands into one proposal.
@@ -74,6 +74,10 @@ class MoveStrategy:
     def faults(self, pool: PoolUp, maps: MapSnapshot) -> MappingFaults:
         return mapping_faults(pool.up, maps.regions, need_normal=pool.role.role is Role.NORMAL)
 
+    def cancel_sends(self) -> None:
+        """What is left of a batch goes unsent (a switch: it placed the other mode)."""
+        self.sender.cancel()
+
     def send(self, batch: list[dict[str, Any]],
              done: Callable[[list[Any], list[Any]], None]) -> None:
         """Hand a batch to the sender's thread (none while one is in flight:
@@ -113,29 +117,3 @@ class MoveStrategy:
 
     def cost(self, pool: PoolCostInputs, capacity: Capacity) -> SwitchCost:
         return strategy_cost(Strategy.MOVE, pool, capacity, pool.read_fraction or 0.5)
-
-
-def restore_rule(mon: MonCall, name: str, role: PoolRole, view: ClusterView, rule_id: int
-                 ) -> Released:
-    """The pool's original rule back, if sla recorded one."""
-    rule_now = view.rule_name(rule_id)
-    if not rule_now.startswith("sla_"):
-        return Released([])
-    if not role.original_rule:
-        if rule_now != RULE_SHARED:
-            return Released([f"crush_rule left on {rule_now} (no original rule recorded)"])
-        # sla_shared without its weight set would spread the pool over every
-        # class: the isolated rule is where sla found it
-        gate = set_pool(mon, name, "crush_rule", RULE_ISOLATED_NORMAL)
-        if gate is not None:
-            return Released([], gate.detail)
-        return Released([f"crush_rule {rule_now} -> {RULE_ISOLATED_NORMAL} (no original "
-                         "rule recorded)"])
-    if role.original_rule not in view.rules:
-        return Released([], f"its original rule {role.original_rule} no longer exists: "
-                            f"'ceph osd pool set {name} crush_rule <rule>' first")
-    gate = set_pool(mon, name, "crush_rule", role.original_rule)
-    if gate is not None:
-        return Released([], gate.detail)
-    return Released([f"crush_rule {rule_now} -> {role.original_rule}"])
-

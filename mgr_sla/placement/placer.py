@@ -32,7 +32,7 @@ class Placer:
         self._log = log
         self._health = health
         self._failure_domain = failure_domain
-        self.upmap = MoveStrategy(mon, log)
+        self.move = MoveStrategy(mon, log)
         self.copy = CopyStrategy(mon, log)
         self._key: tuple[int, str] | None = None
         self._status: dict[int, dict[str, Any]] = {}
@@ -42,7 +42,7 @@ class Placer:
     def strategy(self, role: PoolRole) -> PlacementStrategy:
         if role.role is Role.NORMAL and role.strategy is Strategy.COPY:
             return self.copy
-        return self.upmap
+        return self.move
 
     def status(self, pool_id: int) -> dict[str, Any] | None:
         return self._status.get(pool_id)
@@ -140,11 +140,11 @@ class Placer:
                 return
             if epoch is not None:
                 placed_at(epoch)
-        self.upmap.send(batch, done)
+        self.move.send(batch, done)
 
     def cancel_sends(self) -> None:
         """A switch cancels the rest of a batch that placed the other mode."""
-        self.upmap.sender.cancel()
+        self.move.cancel_sends()
 
     def release(self, pool_id: int, role: PoolRole, view: ClusterView,
                 osd_map: dict[str, Any], urgent_osds: frozenset[int]) -> Released:

@@ -43,7 +43,7 @@ def ticks(m: Any, n: int) -> None:
     for _ in range(n):
         m.tick()
         m._rules.wait(5)
-        m._placement.upmap.sender.wait(5)  # the upmap batch goes out on its own thread
+        m._placement.move.sender.wait(5)  # the upmap batch goes out on its own thread
 
 
 def test_quiet_cluster_shares_with_upmaps_then_load_isolates(cluster: FakeCluster) -> None:
@@ -385,14 +385,14 @@ def test_urgent_load_isolates_while_the_upmap_batch_is_still_going_out(
         for _ in range(4):
             m.tick()
             m._rules.wait(5)
-        assert cluster.rule_of(2) == "sla_shared" and m._placement.upmap.sender.busy()
+        assert cluster.rule_of(2) == "sla_shared" and m._placement.move.sender.busy()
         cluster.ops[1] += 10_000
         m.tick()  # does not wait for the batch
         assert cluster.rule_of(2) == "sla_isolated_normal"
     finally:
         release.set()
-        m._placement.upmap.sender.wait(10)
-    assert not m._placement.upmap.sender.busy()
+        m._placement.move.sender.wait(10)
+    assert not m._placement.move.sender.busy()
     assert len(upmaps_sent) <= UPMAP_PARALLEL  # the round in flight, no more
 
 
