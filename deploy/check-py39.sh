@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 command -v vermin >/dev/null || { echo "check-py39: vermin is not installed (pip install vermin)" >&2; exit 1; }
 vermin -q -t=3.9- --no-tips --violations mgr_sla crush_rules
-mapfile -t evaluated < <(grep -L '^from __future__ import annotations' mgr_sla/*.py crush_rules/*.py)
+mapfile -t evaluated < <(find mgr_sla crush_rules -name '*.py' -exec grep -L '^from __future__ import annotations' {} +)
 if [ ${#evaluated[@]} -gt 0 ]; then
     vermin -q -t=3.9- --no-tips --violations --eval-annotations --feature union-types "${evaluated[@]}"
 fi
