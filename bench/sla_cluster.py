@@ -82,8 +82,11 @@ class Bench:
             c.create_pool(pool, self.plan.pg_num)
             c.ceph("osd", "pool", "set", pool, "crush_rule", rule)
         if mode == "adaptive":
-            # start isolated, as after `ceph mgr module enable sla`; adaptive() unpins
+            # start isolated, as after `ceph mgr module enable sla`; adaptive() unpins.
+            # The pin switches at the module's next tick: wait for it, or the
+            # switch to shared that adaptive() measures would find it already done
             c.ceph("sla", "mode", "isolated")
+            wait_for("the module pinned isolated", lambda: self.mode() == "isolated", 120)
             c.ceph("sla", "pool", "set", "urgent", "urgent", timeout=300)
             c.ceph("sla", "pool", "set", "normal", "normal", "--strategy", self.plan.strategy,
                    timeout=300)
