@@ -48,6 +48,16 @@ def results(path: Path, module: str, ceph: str, design: str) -> dict[str, Any]:
     return data
 
 
+def blkio_groups(prefix: str) -> set[str]:
+    """A benchmark's blkio cgroups, named after its work directory (`prefix`, e.g.
+    "sla-bench-"): other benchmarks on the machine have their own, and the files
+    beside them are the kernel's."""
+    from bench.emulation import BLKIO
+    groups = BLKIO / "ceph-sla-bench"
+    return {g.name for g in groups.iterdir() if g.is_dir() and g.name.startswith(prefix)} \
+        if groups.exists() else set()
+
+
 def own_processes(marker: str) -> list[str]:
     """Command lines of the running processes that mention `marker` (a test's
     own temp dir): what a benchmark left running."""

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from bench_runner import own_processes, results, run_bench
+from bench_runner import blkio_groups, own_processes, results, run_bench
 
 from bench import provenance
 from bench import strategy_bench as S
@@ -46,16 +46,8 @@ def test_model_gain_is_the_modules():
     assert model_gain("copy", 0.7, 3, 0.0) > 1.0
 
 
-def blkio_groups(prefix: str = "sla-strategy-") -> set[str]:
-    """This benchmark's blkio cgroups (named after its work directory; other
-    benchmarks on the machine have their own, and the files are the kernel's)."""
-    groups = BLKIO / "ceph-sla-bench"
-    return {g.name for g in groups.iterdir() if g.is_dir() and g.name.startswith(prefix)} \
-        if groups.exists() else set()
-
-
 def test_smoke_run(tmp_path):
-    groups_before = blkio_groups()
+    groups_before = blkio_groups("sla-strategy-")
     out = tmp_path / "strategies.json"
     work = tmp_path / "work"
     work.mkdir()
@@ -67,7 +59,7 @@ def test_smoke_run(tmp_path):
 
     # nothing left: daemons, cgroups, the work directory
     assert own_processes(str(work)) == []
-    assert blkio_groups() == groups_before
+    assert blkio_groups("sla-strategy-") == groups_before
     assert list(work.iterdir()) == []
 
     prov = results["provenance"]
@@ -110,7 +102,7 @@ def test_smoke_run(tmp_path):
 # -- primary_affinity and data_metadata ------------------------------------------------
 
 def blkio_throttle() -> bool:
-    from bench.emulation import BLKIO, LIMIT_FILES
+    from bench.emulation import LIMIT_FILES
     return (BLKIO / LIMIT_FILES[1]).exists() and os.geteuid() == 0
 
 

@@ -7,25 +7,15 @@ CPU was not the limit, every run and switch is there, nothing is left behind.
 """
 import os
 
-from bench_runner import own_processes, run_bench
+from bench_runner import blkio_groups, own_processes, run_bench
 from bench_runner import results as checked_results
 
 from bench import plot_results, provenance
 from bench import sla_bench as B
-from bench.emulation import BLKIO
-
-GROUPS = BLKIO / "ceph-sla-bench"
-
-
-def blkio_groups(prefix: str = "sla-bench-") -> set[str]:
-    """This benchmark's blkio cgroups (named after its work directory; other
-    benchmarks on the machine have their own, and the files are the kernel's)."""
-    return {g.name for g in GROUPS.iterdir() if g.is_dir() and g.name.startswith(prefix)} \
-        if GROUPS.exists() else set()
 
 
 def test_quick_benchmark(tmp_path):
-    groups_before = blkio_groups()
+    groups_before = blkio_groups("sla-bench-")
     out = tmp_path / "results.json"
     work = tmp_path / "work"
     work.mkdir()
@@ -35,7 +25,7 @@ def test_quick_benchmark(tmp_path):
 
     # nothing left: daemons, cgroups, the work directory
     assert own_processes(str(work)) == []
-    assert blkio_groups() == groups_before
+    assert blkio_groups("sla-bench-") == groups_before
     assert list(work.iterdir()) == []
 
     # the emulation held: capped at the cap, far below what the CPU can do
