@@ -61,12 +61,12 @@ def naive_figures(tools: Tools, binary: bytes, pg_num: int) -> tuple[int, float]
     """(PGs with two replicas in one host under two-emit, efficiency of different roots)."""
     crush = crushmap_from_dump(tools.dump(binary))
     options = GenerateOptions()
-    topo = analyse(crush, options.placement(), options.size)
+    topo = analyse(crush, options.scope(), options.size)
     blocks = with_exact_weights(parse_blocks(tools.decompile(binary)), crush)
     plan = synthetic_plan(synthetic_osdmap(tools, crush, 3, pg_num), pg_num, None, None,
                           (None, None))
     report = verify_rules(tools, blocks, crush, topo, plan,
-                          {"two_emit": R.naive_two_emit_steps(options.placement())})
+                          {"two_emit": R.naive_two_emit_steps(options.scope())})
     assert report.pair is not None
     return report.rules["two_emit"].failure_domain_violations, report.pair.movement_efficiency
 

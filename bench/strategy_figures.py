@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.sla_clients import percentile, read_lat_log
-from mgr_sla.core import switch_cost
 from mgr_sla.core.state import Strategy
+from mgr_sla.placement.registry import MODELS
 
 
 def fio_rates(report: dict[str, Any]) -> dict[str, float]:
@@ -28,9 +28,9 @@ def fio_rates(report: dict[str, Any]) -> dict[str, float]:
 
 
 def model_gain(strategy: str, read_fraction: float, size: int, share: float) -> float:
-    """The module's own gain model (mgr_sla/core/switch_cost.py, what `ceph sla plan`
+    """The module's own gain model (each strategy's `gain`, what `ceph sla plan`
     shows): HDD work per client op isolated over shared."""
-    return switch_cost._gain(Strategy(strategy), read_fraction, size, share)
+    return MODELS[Strategy(strategy)].gain(read_fraction, size, share)
 
 
 @dataclass

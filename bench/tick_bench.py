@@ -82,7 +82,7 @@ def place(m: Any) -> tuple[float, list[dict[str, Any]]]:
     for _ in range(1000):  # UPMAP_BATCH entries a tick: 7,500 entries take 30 ticks
         ms = timed(m.tick)
         m._rules.wait(10)
-        m._placement.move.sender.wait(60)  # the batch goes out on its own thread
+        m._placer.move.sender.wait(60)  # the batch goes out on its own thread
         first_tick = first_tick or ms
         status = m._status_snapshot()
         bulk = next(p for p in status["pools"] if p["pool_id"] == 1)

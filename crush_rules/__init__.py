@@ -55,7 +55,7 @@ ceph_bin: str = 'ceph')``
 
 Rule names: RULE_NAMES = (sla_isolated_normal, sla_isolated_urgent, sla_shared,
 sla_hybrid, sla_fast), plus copy_rule_name(N) for each copy size.
-DEFAULT_PLACEMENT (a Placement: root, failure_domain, normal_class,
+DEFAULT_SCOPE (a RuleScope: root, failure_domain, normal_class,
 urgent_class), DEFAULT_SIZE and DEFAULT_RELEASE are the defaults every entry
 point shares.  No module keeps mutable state.
 """
@@ -66,8 +66,8 @@ from .live import InstallResult, MovePlan, install, plan_switch, verify_live
 from .reports import CopyReport, VerifyReport
 from .rules import (
     COPY_PREFIX,
-    DEFAULT_PLACEMENT,
     DEFAULT_RELEASE,
+    DEFAULT_SCOPE,
     DEFAULT_SIZE,
     FAST,
     HYBRID,
@@ -82,7 +82,7 @@ from .tools import CephCli, Tools
 
 __all__ = [
     "COPY_PREFIX",
-    "DEFAULT_PLACEMENT",
+    "DEFAULT_SCOPE",
     "DEFAULT_RELEASE",
     "DEFAULT_SIZE",
     "FAST",

@@ -23,9 +23,9 @@ from .tools import CephCli, Tools
 
 
 def _generation_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--normal-class", default=R.DEFAULT_PLACEMENT.normal_class)
-    parser.add_argument("--urgent-class", default=R.DEFAULT_PLACEMENT.urgent_class)
-    parser.add_argument("--failure-domain", default=R.DEFAULT_PLACEMENT.failure_domain)
+    parser.add_argument("--normal-class", default=R.DEFAULT_SCOPE.normal_class)
+    parser.add_argument("--urgent-class", default=R.DEFAULT_SCOPE.urgent_class)
+    parser.add_argument("--failure-domain", default=R.DEFAULT_SCOPE.failure_domain)
     parser.add_argument("--size", type=int, default=R.DEFAULT_SIZE)
     parser.add_argument("--pool-id", type=int, nargs="+", action="extend", default=[],
                         help="normal pools: get the flat sla_shared weight set")
@@ -33,7 +33,7 @@ def _generation_flags(parser: argparse.ArgumentParser) -> None:
                         help="urgent pools: get the flat sla_hybrid weight set")
     parser.add_argument("--release", default=R.DEFAULT_RELEASE,
                         help=f"text syntax: {', '.join(R.RELEASES)}")
-    parser.add_argument("--root", default=R.DEFAULT_PLACEMENT.root)
+    parser.add_argument("--root", default=R.DEFAULT_SCOPE.root)
     parser.add_argument("--copy-size", type=int, nargs="+", action="extend", default=[],
                         metavar="N",
                         help=f"base size N of a copy rule {R.COPY_PREFIX}N to write and verify "

@@ -51,20 +51,20 @@ from .weightsets import (
 class GenerateOptions:
     """What to generate; the CLI flags of ``sla-crush generate`` map onto these fields."""
 
-    normal_class: str = R.DEFAULT_PLACEMENT.normal_class
-    urgent_class: str = R.DEFAULT_PLACEMENT.urgent_class
-    failure_domain: str = R.DEFAULT_PLACEMENT.failure_domain
+    normal_class: str = R.DEFAULT_SCOPE.normal_class
+    urgent_class: str = R.DEFAULT_SCOPE.urgent_class
+    failure_domain: str = R.DEFAULT_SCOPE.failure_domain
     size: int = R.DEFAULT_SIZE
     pool_ids: tuple[int, ...] = ()  # normal pools: get sla_shared weight sets
     urgent_pool_ids: tuple[int, ...] = ()  # urgent pools: get sla_hybrid weight sets
     release: str = R.DEFAULT_RELEASE
-    root: str = R.DEFAULT_PLACEMENT.root
+    root: str = R.DEFAULT_SCOPE.root
     pg_num: int = 256  # PGs of the synthetic pool the offline verification maps
     # base sizes N of the copy rules sla_copy_N written and verified (R8); 1..9
     copy_sizes: tuple[int, ...] = (R.DEFAULT_SIZE,)
 
-    def placement(self) -> R.Placement:
-        return R.Placement(self.root, self.failure_domain, self.normal_class, self.urgent_class)
+    def scope(self) -> R.RuleScope:
+        return R.RuleScope(self.root, self.failure_domain, self.normal_class, self.urgent_class)
 
     def copy_rule_names(self) -> tuple[str, ...]:
         """sla_copy_N for each copy size, ascending; CrushError for a size outside 1..9."""
@@ -196,7 +196,7 @@ def _check_pool_ids(crush: CrushMap, options: GenerateOptions) -> None:
 def _assemble(
     blocks: Sequence[Block],
     rule_ids: Mapping[str, int],
-    placement: R.Placement,
+    scope: R.RuleScope,
     choose_args: Mapping[int, tuple[ChooseArg, ...]],
     *,
     with_sizes: bool,
@@ -204,7 +204,7 @@ def _assemble(
 ) -> str:
     ours = {
         name: render_rule(
-            name, rule_ids[name], R.rule_steps(name, placement), with_sizes=with_sizes
+            name, rule_ids[name], R.rule_steps(name, scope), with_sizes=with_sizes
         )
         for name in tuple(R.RULE_NAMES) + tuple(copy_names)
     }
@@ -241,7 +241,7 @@ def verify_map(
     rule of options.copy_sizes that the map lacks fails R8.
     """
     crush = crushmap_from_dump(tools.dump(binary))
-    topo = analyse(crush, options.placement(), options.size)
+    topo = analyse(crush, options.scope(), options.size)
     R.copy_sizes(options.copy_sizes)  # CrushError for a size outside 1..9
     missing = [n for n in R.RULE_NAMES if crush.rule_named(n) is None]
     if missing:
@@ -298,19 +298,19 @@ def generate(
     started = time.monotonic()
     before = tools.dump(input_map)
     crush = crushmap_from_dump(before)
-    topo = analyse(crush, options.placement(), options.size)
+    topo = analyse(crush, options.scope(), options.size)
     copy_names = options.copy_rule_names()
     _check_pool_ids(crush, options)
     blocks = with_exact_weights(parse_blocks(tools.decompile(input_map)), crush)
     rule_ids = _rule_ids(crush, copy_names)
-    base = parse_blocks(_assemble(blocks, rule_ids, topo.placement, {}, with_sizes=True,
+    base = parse_blocks(_assemble(blocks, rule_ids, topo.scope, {}, with_sizes=True,
                                   copy_names=copy_names))
     shared = shared_choose_args(crush, topo)
     hybrid = hybrid_choose_args(crush, topo)
     choose_args = {pool: shared for pool in options.pool_ids}
     choose_args.update({pool: hybrid for pool in options.urgent_pool_ids})
     upgraded, notes = _positional_notes(tools, crush, choose_args, live_osdmap)
-    binary = _compile_with_rules(tools, blocks, rule_ids, topo.placement, choose_args, copy_names)
+    binary = _compile_with_rules(tools, blocks, rule_ids, topo.scope, choose_args, copy_names)
     warnings = check_output(tools, before, binary, choose_args, copy_names)
     generated_at = time.monotonic()
     plan = _generation_plan(tools, crush, options, live_osdmap, shared, hybrid)
@@ -322,7 +322,7 @@ def generate(
         report.copy_rules,
     )
     verified_at = time.monotonic()
-    text = _assemble(blocks, rule_ids, topo.placement, choose_args,
+    text = _assemble(blocks, rule_ids, topo.scope, choose_args,
                      with_sizes=R.sizes_in_text(options.release), copy_names=copy_names)
     return Generated(binary=binary, text=text, rule_ids=rule_ids, report=report,
                      changed=binary != input_map,
@@ -358,13 +358,13 @@ def _compile_with_rules(
     tools: Tools,
     blocks: Sequence[Block],
     rule_ids: Mapping[str, int],
-    placement: R.Placement,
+    scope: R.RuleScope,
     choose_args: Mapping[int, tuple[ChooseArg, ...]],
     copy_names: Sequence[str],
 ) -> bytes:
     """The compiled map with our rules and weight sets; any failure is a bug of ours."""
     try:
-        return tools.compile(_assemble(blocks, rule_ids, placement, choose_args,
+        return tools.compile(_assemble(blocks, rule_ids, scope, choose_args,
                                        with_sizes=True, copy_names=copy_names))
     except CrushError as exc:
         raise CrushError(f"internal error: the map with the sla rules does not compile ({exc}); "

@@ -39,7 +39,7 @@ RELEASES = ("pacific", "quincy", "reef", "squid", "tentacle", "umbrella")
 
 
 @dataclass(frozen=True)
-class Placement:
+class RuleScope:
     """Where the rules draw from."""
 
     root: str = "default"
@@ -50,7 +50,7 @@ class Placement:
 
 # The defaults every entry point shares: sla-crush's flags, GenerateOptions
 # and the mgr module's options (mgr_sla/core/settings.py).
-DEFAULT_PLACEMENT = Placement()
+DEFAULT_SCOPE = RuleScope()
 DEFAULT_SIZE = 3
 DEFAULT_RELEASE = "pacific"  # the oldest release we support; its text syntax
 
@@ -84,7 +84,7 @@ def copy_sizes(sizes: Iterable[int]) -> tuple[int, ...]:
     return tuple(sorted({check_copy_size(s) for s in sizes}))
 
 
-def copy_rule_steps(size: int, placement: Placement) -> list[str]:
+def copy_rule_steps(size: int, scope: RuleScope) -> list[str]:
     """The copy rule for base size N: an urgent copy only when the pool has N + 1 replicas.
 
     ``firstn -N`` asks for (pool size - N) items, none at size N (CRUSH skips a
@@ -94,44 +94,44 @@ def copy_rule_steps(size: int, placement: Placement) -> list[str]:
     may share a failure domain with a normal one.
     """
     n = check_copy_size(size)
-    fd = placement.failure_domain
+    fd = scope.failure_domain
     return [
-        f"take {placement.root} class {placement.urgent_class}",
+        f"take {scope.root} class {scope.urgent_class}",
         f"chooseleaf firstn -{n} type {fd}",
         "emit",
-        f"take {placement.root} class {placement.normal_class}",
+        f"take {scope.root} class {scope.normal_class}",
         f"chooseleaf firstn {n} type {fd}",
         "emit",
     ]
 
 
-def rule_steps(name: str, placement: Placement) -> list[str]:
-    fd = placement.failure_domain
+def rule_steps(name: str, scope: RuleScope) -> list[str]:
+    fd = scope.failure_domain
     copy = copy_rule_size(name)
     if copy is not None:
-        return copy_rule_steps(copy, placement)
+        return copy_rule_steps(copy, scope)
     if name == ISOLATED_NORMAL:
-        take = f"take {placement.root} class {placement.normal_class}"
+        take = f"take {scope.root} class {scope.normal_class}"
     elif name in (ISOLATED_URGENT, FAST):
-        take = f"take {placement.root} class {placement.urgent_class}"
+        take = f"take {scope.root} class {scope.urgent_class}"
     elif name in (SHARED, HYBRID):
-        take = f"take {placement.root}"
+        take = f"take {scope.root}"
     else:
         raise ValueError(f"unknown rule {name}")
     return [take, f"chooseleaf firstn 0 type {fd}", "emit"]
 
 
-def naive_two_emit_steps(placement: Placement) -> list[str]:
+def naive_two_emit_steps(scope: RuleScope) -> list[str]:
     """The tempting hybrid rule that is unsafe when a host holds both classes.
 
     Kept only so tests and the benchmark can show the verifier catches it.
     """
-    fd = placement.failure_domain
+    fd = scope.failure_domain
     return [
-        f"take {placement.root} class {placement.urgent_class}",
+        f"take {scope.root} class {scope.urgent_class}",
         f"chooseleaf firstn 1 type {fd}",
         "emit",
-        f"take {placement.root} class {placement.normal_class}",
+        f"take {scope.root} class {scope.normal_class}",
         f"chooseleaf firstn -1 type {fd}",
         "emit",
     ]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from .crushmap import Bucket, CrushMap
 from .errors import CrushError
-from .rules import Placement
+from .rules import RuleScope
 
 MAX_SIZE = 10
 
@@ -21,7 +21,7 @@ class FailureDomain:
 
 @dataclass(frozen=True)
 class Topology:
-    placement: Placement
+    scope: RuleScope
     size: int
     root: Bucket
     domains: tuple[FailureDomain, ...]
@@ -131,19 +131,19 @@ def _classes_by_root(crush: CrushMap) -> dict[str, set[str]]:
     return out
 
 
-def _check_classes(crush: CrushMap, root: Bucket, placement: Placement) -> None:
-    if placement.normal_class == placement.urgent_class:
+def _check_classes(crush: CrushMap, root: Bucket, scope: RuleScope) -> None:
+    if scope.normal_class == scope.urgent_class:
         raise CrushError("--normal-class and --urgent-class must differ")
     under_root = set(crush.devices_under(root.id))
     classes = {c for d, c in crush.devices.items() if c and d in under_root}
-    wanted = (("normal", placement.normal_class), ("urgent", placement.urgent_class))
+    wanted = (("normal", scope.normal_class), ("urgent", scope.urgent_class))
     missing = [(role, name) for role, name in wanted if name not in classes]
     if not missing:
         return
     known = ", ".join(sorted(classes)) or "none"
     by_root = _classes_by_root(crush)
     both = [r for r, cs in by_root.items()
-            if placement.normal_class in cs and placement.urgent_class in cs]
+            if scope.normal_class in cs and scope.urgent_class in cs]
     elsewhere = {name: sorted(r for r, cs in by_root.items() if name in cs and r != root.name)
                  for _, name in missing}
     if any(elsewhere.values()):
@@ -165,7 +165,7 @@ def _check_classes(crush: CrushMap, root: Bucket, placement: Placement) -> None:
     )
 
 
-def analyse(crush: CrushMap, placement: Placement, size: int) -> Topology:
+def analyse(crush: CrushMap, scope: RuleScope, size: int) -> Topology:
     """The failure domains under the root, or a CrushError naming the smallest fix.
 
     Refused: sizes out of 2..MAX_SIZE, a missing root, stretch rules, buckets
@@ -173,7 +173,7 @@ def analyse(crush: CrushMap, placement: Placement, size: int) -> Topology:
     failure domains holding each class than the size.
     """
     _check_size(size)
-    root = _root(crush, placement)
+    root = _root(crush, scope)
     stretch = stretch_rule(crush)
     if stretch is not None:
         raise CrushError(
@@ -183,23 +183,23 @@ def analyse(crush: CrushMap, placement: Placement, size: int) -> Topology:
             "on clusters without stretch rules"
         )
     _check_algorithms(crush, root)
-    fd = placement.failure_domain
+    fd = scope.failure_domain
     if fd not in crush.types.values() or fd == crush.types.get(0):
         types = ", ".join(t for i, t in sorted(crush.types.items()) if i > 0)
         raise CrushError(
             f"failure-domain type '{fd}' is not a bucket type of this map; "
             f"pass --failure-domain with one of: {types}"
         )
-    _check_classes(crush, root, placement)
-    for name in (placement.normal_class, placement.urgent_class):
+    _check_classes(crush, root, scope)
+    for name in (scope.normal_class, scope.urgent_class):
         if crush.shadow_of(root, name) is None:
             raise CrushError(
                 f"the map has no shadow tree {root.name}~{name}; "
                 f"rebuild it with crushtool --rebuild-class-roots"
             )
-    domains, domain_of_device = _failure_domains(crush, root, placement)
-    _check_domain_counts(domains, root, placement, size)
-    return Topology(placement, size, root, tuple(domains), domain_of_device)
+    domains, domain_of_device = _failure_domains(crush, root, scope)
+    _check_domain_counts(domains, root, scope, size)
+    return Topology(scope, size, root, tuple(domains), domain_of_device)
 
 
 def _check_size(size: int) -> None:
@@ -213,22 +213,22 @@ def _check_size(size: int) -> None:
         raise CrushError(f"--size {size} is out of range; use 2 to {MAX_SIZE}")
 
 
-def _root(crush: CrushMap, placement: Placement) -> Bucket:
-    """The placement's root bucket (a real one, not a shadow), else a CrushError."""
-    root = crush.bucket_named(placement.root)
+def _root(crush: CrushMap, scope: RuleScope) -> Bucket:
+    """The scope's root bucket (a real one, not a shadow), else a CrushError."""
+    root = crush.bucket_named(scope.root)
     if root is None or root.is_shadow:
         roots = ", ".join(r.name for r in real_roots(crush)) or "none"
         raise CrushError(
-            f"root '{placement.root}' not in the map; pass --root with one of: {roots}"
+            f"root '{scope.root}' not in the map; pass --root with one of: {roots}"
         )
     return root
 
 
 def _failure_domains(
-    crush: CrushMap, root: Bucket, placement: Placement
+    crush: CrushMap, root: Bucket, scope: RuleScope
 ) -> tuple[list[FailureDomain], dict[int, int]]:
     """(the failure-domain buckets under the root with their class weights, device -> domain)."""
-    fd = placement.failure_domain
+    fd = scope.failure_domain
     buckets = _domains_below(crush, root, fd)
     if not buckets:
         raise CrushError(f"no '{fd}' buckets under root {root.name}; pass --failure-domain")
@@ -239,8 +239,8 @@ def _failure_domains(
             FailureDomain(
                 bucket.id,
                 bucket.name,
-                crush.class_weight(bucket.id, placement.normal_class),
-                crush.class_weight(bucket.id, placement.urgent_class),
+                crush.class_weight(bucket.id, scope.normal_class),
+                crush.class_weight(bucket.id, scope.urgent_class),
             )
         )
         for device in crush.devices_under(bucket.id):
@@ -249,13 +249,13 @@ def _failure_domains(
 
 
 def _check_domain_counts(
-    domains: list[FailureDomain], root: Bucket, placement: Placement, size: int
+    domains: list[FailureDomain], root: Bucket, scope: RuleScope, size: int
 ) -> None:
     """Each class must be in at least ``size`` failure domains, or every PG is short."""
-    fd = placement.failure_domain
+    fd = scope.failure_domain
     for role, name, rules in (
-        ("normal", placement.normal_class, "sla_isolated_normal and sla_shared"),
-        ("urgent", placement.urgent_class, "sla_isolated_urgent and sla_fast"),
+        ("normal", scope.normal_class, "sla_isolated_normal and sla_shared"),
+        ("urgent", scope.urgent_class, "sla_isolated_urgent and sla_fast"),
     ):
         have = sum(1 for d in domains
                    if (d.normal_weight if role == "normal" else d.urgent_weight) > 0)

@@ -42,8 +42,8 @@ def _layout(crush: CrushMap, topo: Topology) -> Layout:
     return Layout(
         device_class=dict(crush.devices),
         domain_of_device=dict(topo.domain_of_device),
-        normal_class=topo.placement.normal_class,
-        urgent_class=topo.placement.urgent_class,
+        normal_class=topo.scope.normal_class,
+        urgent_class=topo.scope.urgent_class,
         size=topo.size,
         target_urgent_share=topo.target_urgent_share(),
     )
@@ -69,7 +69,7 @@ def verify_rules(
     layout = _layout(crush, topo)
     in_map = {b.key: rule_steps_in_text(b) for b in blocks if b.kind == "rule"}
     all_rules: dict[str, Sequence[str]] = {
-        n: in_map.get(n) or R.rule_steps(n, topo.placement) for n in R.RULE_NAMES
+        n: in_map.get(n) or R.rule_steps(n, topo.scope) for n in R.RULE_NAMES
     }
     all_rules.update(extra_rules or {})
     mapped, isolated_on_urgent_pool = _map_rules(tools, blocks, plan, all_rules)
@@ -162,7 +162,7 @@ def _primary_fit_failures(
 
 def _copy_region_failure(name: str, size: int, topo: Topology) -> str | None:
     """Why the region under the root cannot give sla_copy_N its copies, else None."""
-    pl = topo.placement
+    pl = topo.scope
     fd = pl.failure_domain
     normal = sum(1 for d in topo.domains if d.normal_weight > 0)
     if normal < size:
@@ -206,7 +206,7 @@ def verify_copy_rules(
     if not sizes:
         return reports, failures, warnings
     layout = _layout(crush, topo)
-    pl = topo.placement
+    pl = topo.scope
     plan_size = _pool_size(tools, plan.osdmap, plan.normal_pool.id)
     cache: dict[tuple[int, int], dict[tuple[str, ...], dict[int, tuple[int, ...]]]] = {}
     osdmaps: dict[int, bytes] = {}

@@ -61,7 +61,7 @@ def _normal_row(crush: CrushMap, bucket: Bucket, ids: Sequence[int], normal: str
 
 def flat_choose_args(crush: CrushMap, topo: Topology) -> tuple[ChooseArg, ...]:
     """The one-position weight set that maps like ``take <root> class <normal>``."""
-    normal = topo.placement.normal_class
+    normal = topo.scope.normal_class
     args: list[ChooseArg] = []
     seen: set[int] = set()
     for bucket in crush.buckets_under(topo.root.id):

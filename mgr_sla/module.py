@@ -24,21 +24,24 @@ from .core.latency import SloError, parse_slo
 from .core.report import history_dicts, render_history, render_status
 from .core.settings import SETTINGS_SPECS, Settings
 from .core.state import Role, Strategy, UrgentPlacement
+from .core.status import StatusFacts, status_dict
 from .placement.placer import Placer
+from .placement.registry import auto_strategy
 from .shell import compat
-from .shell.advice_commands import Advisor, AdvisorMgr
+from .shell.advice_commands import Advisor
 from .shell.balancer_guard import BalancerGuard
 from .shell.commands_io import ModeArg, OutputFormat, refuse, reply
 from .shell.cost_watch import CostWatch
 from .shell.map_reader import MapReader
 from .shell.metrics_server import MetricsBindError, MetricsServer
-from .shell.pool_activity import PerfQueryApi, PoolActivity
+from .shell.module_port import ModulePort
+from .shell.pool_activity import PoolActivity
 from .shell.pool_commands import PoolCommands
 from .shell.rules_verifier import RulesVerifier
 from .shell.state_store import StateStore
-from .shell.status import StatusSource, status_dict
+from .shell.status import StatusParts, gather
 from .shell.switch_tracker import SwitchTracker
-from .shell.tick_runner import Collaborators, TickMgr, TickRunner
+from .shell.tick_runner import Collaborators, TickRunner
 
 # Between ticks, in shared mode, the perf query is read this often: an OSD
 # report that brings urgent ops starts a tick at once.
@@ -57,50 +60,29 @@ class Module(MgrModule):
         self._stop = threading.Event()
         self._settings_read: Optional[Settings] = None
         self._health = HealthChecks()
-        # collaborators get the mgr's calls late-bound: a test harness (and
-        # ceph-mgr itself) may provide them after __init__
-        self._store = StateStore(lambda k: self.get_store(k),
-                                 lambda k, v: self.set_store(k, v), self.log, self._health)
-        self._maps = MapReader(self._get)
-        self._activity = PoolActivity(PerfQueryApi(
-            lambda q: self.add_osd_perf_query(q), lambda i: self.get_osd_perf_counters(i),
-            lambda i: self.remove_osd_perf_query(i)), self.log)
-        self._tracker = SwitchTracker(self._get, lambda *a, **k: self.remote(*a, **k),
-                                      self.log)
-        self._rules = RulesVerifier(self, self.log, lambda: compat.crush_release(self))
-        self._placement = Placer(self._mon, lambda: self.get_osdmap(), self.log,
-                                    self._health, lambda: self._settings.failure_domain)
-        self._costs = CostWatch(self._get, self._health, self._activity.read_fraction)
-        self._pools = PoolCommands(self._store, self._maps, self._placement, self._rules,
-                                   lambda: self._settings, self._get, self._mon,
-                                   lambda: self._balancer.release())
-        self._advisor = Advisor(AdvisorMgr(
-            self._get, lambda k: self.get_store(k), lambda k, v: self.set_store(k, v),
-            lambda *a: self.send_command(*a), lambda k: self.get_ceph_option(k), self.log),
-            self._store, lambda: self._settings)
-        self._balancer = BalancerGuard(
-            lambda k: self.get_module_option_ex("balancer", k, None),
-            lambda: self._get("mgr_map"),
-            lambda k: self.get_store(k), lambda k, v: self.set_store(k, v), self._mon,
-            self.log, self._health)
+        # one typed port to the mgr, late-bound: a test harness (and ceph-mgr
+        # itself) may provide the module's methods after __init__
+        mgr = ModulePort(self)
+        self._store = StateStore(mgr, self._health)
+        self._maps = MapReader(mgr.get)
+        self._activity = PoolActivity(mgr)
+        self._tracker = SwitchTracker(mgr)
+        self._rules = RulesVerifier(mgr)
+        self._placer = Placer(mgr.mon, mgr.get_osdmap, self.log, self._health,
+                                 lambda: self._settings.failure_domain)
+        self._costs = CostWatch(mgr, self._health, self._activity.read_fraction)
+        self._balancer = BalancerGuard(mgr, self._health)
+        self._pools = PoolCommands(mgr, self._store, self._maps, self._placer, self._rules,
+                                   lambda: self._settings, self._balancer.release)
+        self._advisor = Advisor(mgr, self._store, lambda: self._settings)
         self._ticker = TickRunner(
-            TickMgr(self._get, lambda: self.get_osdmap(), lambda k: self.get_ceph_option(k),
-                    lambda k, v: self.set_store(k, v), lambda c: self.set_health_checks(c),
-                    lambda m: self.cluster_log("cluster", self.ClusterLogPrio.INFO, m),
-                    self.log),
-            Collaborators(self._store, self._maps, self._activity, self._tracker, self._rules,
-                          self._placement, self._costs, self._advisor, self._health,
-                          self._balancer),
+            mgr, Collaborators(self._store, self._maps, self._activity, self._tracker,
+                               self._rules, self._placer, self._costs, self._advisor,
+                               self._health, self._balancer),
             lambda: self._settings)
         self._metrics = MetricsServer(self._status_snapshot)
         self._metrics_where: Optional[tuple[str, int]] = None
         self._tick_hist = TickHistogram(TICK_BUCKETS)
-
-    def _mon(self, cmd: dict[str, Any]) -> "tuple[int, str, str]":
-        return compat.mon_command(self, cmd)
-
-    def _get(self, data_name: str) -> Any:
-        return self.get(data_name)
 
     # ---- options -----------------------------------------------------------
     @property
@@ -149,7 +131,7 @@ class Module(MgrModule):
 
     def shutdown(self) -> None:
         self._stop.set()
-        self._placement.cancel_sends()
+        self._placer.cancel_sends()
         self._metrics.stop()
         self._activity.stop()
         super().shutdown()  # closes the librados handle compat.mon_command uses
@@ -188,16 +170,16 @@ class Module(MgrModule):
         maps = self._maps.last()  # status and scrapes convert nothing
         view = maps.view if maps is not None else self._maps.fresh_view()
         with self._store.lock:
-            return status_dict(StatusSource(
+            facts = StatusFacts(
                 state=self._store.state(), settings=self._settings, view=view,
                 version=__version__, urgent_iops=self._ticker.urgent_iops,
                 gates=self._ticker.gates, holds=self._ticker.holds,
-                activity=self._activity, tracker=self._tracker,
-                placement=self._placement, costs=self._costs, repairs=self._rules.repairs,
-                tick_seconds=self._tick_hist.to_dict(),
+                repairs=self._rules.repairs, tick_seconds=self._tick_hist.to_dict(),
                 dry_run_mode=(self._ticker.dry_decision.mode.value if self._settings.dry_run
                               and self._ticker.dry_decision else None),
-                stats_period_secs=self._ticker.stats_period()))
+                stats_period_secs=self._ticker.stats_period())
+            return status_dict(gather(facts, StatusParts(
+                self._activity, self._tracker, self._placer, self._costs)))
 
     # ---- commands ----------------------------------------------------------
     @compat.read_command("sla status")
@@ -278,12 +260,12 @@ class Module(MgrModule):
         return self._pools.pool_set(pool, role, placement, chosen, format)
 
     def _default_strategy(self, pool: str) -> Strategy:
-        """default_strategy, where 'auto' takes copy when the urgent region has
-        room for a whole copy of the pool under nearfull_ratio."""
+        """default_strategy, where 'auto' takes the first strategy the urgent
+        region has room for under nearfull_ratio (copy: a whole copy of the pool)."""
         setting = self._settings.default_strategy
-        if setting in (Strategy.COPY.value, Strategy.MOVE.value):
+        if setting in {kind.value for kind in Strategy}:
             return Strategy(setting)
-        return Strategy.COPY if self._costs.copy_fits(pool) else Strategy.MOVE
+        return auto_strategy(lambda kind: self._costs.room_for(pool, kind))
 
     @compat.write_command("sla pool rm")
     def cmd_pool_rm(self, pool: str, format: OutputFormat = OutputFormat.PLAIN

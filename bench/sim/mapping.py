@@ -137,7 +137,7 @@ def _mappings(spec: MapSpec, tools: Tools, text: str, tools_version: str) -> Clu
     blocks = with_exact_weights(parse_blocks(tools.decompile(generated.binary)), crush)
     n, m = spec.normal_pgs, spec.urgent_pgs
     osdmap = synthetic_osdmap(tools, crush, spec.size, n + m)
-    placement = options.placement()
+    placement = options.scope()
 
     def mapped(rule: str, pgs: int, args: Any) -> dict[int, tuple[int, ...]]:
         return map_rule(tools, blocks, osdmap, Pool(1, 0, pgs), R.rule_steps(rule, placement),
@@ -178,7 +178,7 @@ def _mappings(spec: MapSpec, tools: Tools, text: str, tools_version: str) -> Clu
 def with_upmaps(mapped: dict[int, tuple[int, ...]], crush: Any, options: GenerateOptions
                 ) -> dict[int, tuple[int, ...]]:
     """The shared-mode up sets: the module's planner applied to CRUSH's mapping."""
-    topo = analyse(crush, options.placement(), options.size)
+    topo = analyse(crush, options.scope(), options.size)
     osds = {}
     for d in topo.domains:
         for osd, weight in crush.device_weights_under(d.id).items():

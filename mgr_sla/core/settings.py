@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Callable
 
-from ..crush_rules.rules import DEFAULT_PLACEMENT, DEFAULT_SIZE
+from ..crush_rules.rules import DEFAULT_SCOPE, DEFAULT_SIZE
 from .decision import Thresholds
 from .latency import Slo
 from .maps import RegionSpec
 
-__all__ = ["DEFAULT_PLACEMENT", "DEFAULT_SIZE", "SETTINGS_SPECS", "Settings"]
+__all__ = ["DEFAULT_SCOPE", "DEFAULT_SIZE", "SETTINGS_SPECS", "Settings"]
 STRATEGY_CHOICES = ("auto", "copy", "move")
 
 
@@ -40,9 +40,9 @@ class Settings:
     max_switches_per_day: int = 48
     active: bool = True
     dry_run: bool = False
-    normal_class: str = DEFAULT_PLACEMENT.normal_class
-    urgent_class: str = DEFAULT_PLACEMENT.urgent_class
-    failure_domain: str = DEFAULT_PLACEMENT.failure_domain
+    normal_class: str = DEFAULT_SCOPE.normal_class
+    urgent_class: str = DEFAULT_SCOPE.urgent_class
+    failure_domain: str = DEFAULT_SCOPE.failure_domain
     metrics_addr: str = "::"  # Ceph's prometheus module default
     metrics_port: int = 9284
     max_isolation_secs: float = 60.0

@@ -1,5 +1,6 @@
-"""What the module persists in the mon-backed store, and the rule each pool
-should have. Pure: JSON in, JSON out; the module owns the store calls.
+"""What the module persists in the mon-backed store: the mode, the managed
+pools' roles, the switch history. Pure: JSON in, JSON out; the module owns
+the store calls.
 
 Persisting the mode (not only the roles) is what lets a new active mgr after
 `ceph mgr fail` carry on in the same mode without an extra switch.
@@ -11,7 +12,6 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..crush_rules.rules import copy_rule_name
 from .decision import DecisionState, Mode
 
 RULE_ISOLATED_NORMAL = "sla_isolated_normal"
@@ -47,6 +47,9 @@ class Strategy(str, enum.Enum):
 
     MOVE = "move"
     COPY = "copy"
+    # an alias, not a third strategy: pools recorded before strategies
+    # existed, and `pool set` when default_strategy names none
+    DEFAULT = "move"
 
 
 @dataclass(frozen=True)
@@ -56,26 +59,21 @@ class PoolRole:
     # the rule the pool had before sla managed it: `pool rm` and `release`
     # put it back (None: managed by a version that did not record it)
     original_rule: str | None = None
-    strategy: Strategy = Strategy.MOVE
+    strategy: Strategy = Strategy.DEFAULT
     # copy pools: the size and min_size the pool had when sla took it; isolated
     # mode keeps them, shared mode adds one copy, `pool rm` restores them
     base_size: int | None = None
     base_min_size: int | None = None
 
 
-def expected_rule(role: PoolRole, mode: Mode) -> str:
-    if role.role is Role.URGENT:
-        return RULE_HYBRID if role.placement is UrgentPlacement.HYBRID else RULE_ISOLATED_URGENT
-    if role.strategy is Strategy.COPY and role.base_size:
-        return copy_rule_name(role.base_size)
-    return RULE_SHARED if mode is Mode.SHARED else RULE_ISOLATED_NORMAL
+@dataclass(frozen=True)
+class PoolTarget:
+    """What a managed pool is in one mode: its rule, and its size (None: sla
+    leaves the size alone). Each strategy says it for its pools
+    (placement/); the tick only compares it with the pool as it is."""
 
-
-def expected_size(role: PoolRole, mode: Mode) -> int | None:
-    """The size a copy pool has in `mode` (None: sla leaves the size alone)."""
-    if role.role is not Role.NORMAL or role.strategy is not Strategy.COPY or not role.base_size:
-        return None
-    return role.base_size + 1 if mode is Mode.SHARED else role.base_size
+    rule: str
+    size: int | None = None
 
 
 @dataclass
@@ -182,7 +180,7 @@ def _role_from(raw: dict[str, Any]) -> PoolRole:
     def size(key: str) -> int | None:
         return int(raw[key]) if raw.get(key) is not None else None
     return PoolRole(Role(raw["role"]), UrgentPlacement(raw.get("placement", "isolated")),
-                    raw.get("original_rule"), Strategy(raw.get("strategy", "move")),
+                    raw.get("original_rule"), Strategy(raw.get("strategy", Strategy.DEFAULT.value)),
                     size("base_size"), size("base_min_size"))
 
 

@@ -7,24 +7,21 @@ normal region. The module keeps a pool isolated when its time to isolation
 would pass `max_isolation_secs`; `ceph sla plan` and `ceph sla advise` show
 the figures and recommend a strategy.
 
+The formulas of each strategy are its own (placement/*_strategy.py, `cost`);
+this module holds what they share and what the module does with their figures.
 The gain model counts normal-region (HDD) work per client op, which is what
 caps normal throughput while the urgent region is idle. With read fraction r,
 size N and a replica write costing an HDD W reads' worth (WRITE_COST), isolated:
 a client op costs (1-r)NW + r.
-- move: a share s of the replicas (primaries included) sits on urgent OSDs, so
-  both the writes and the reads the HDDs serve shrink by (1-s);
-- copy: the extra copy on an urgent OSD is the primary: a write still costs NW
-  (every copy acks), a read none.
 Measured side by side (docs/benchmarks.md, "Placement strategies compared"):
 copy 1.00x and move 1.24-1.66x at 70% reads, copy 0.9-1.0x and move 1.5-1.6x on
 writes, copy 3.2-3.7x and move 1.7-2.1x on reads.
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from .state import Strategy
 
@@ -118,41 +115,38 @@ class PoolCost:
         return out
 
 
-def _gain(strategy: Strategy, r: float, size: int, share: float) -> float:
-    isolated = (1 - r) * size * WRITE_COST + r
-    if strategy is Strategy.COPY:
-        hdd = (1 - r) * size * WRITE_COST
-    else:
-        hdd = isolated * (1 - share)
-    return round(min(isolated / hdd, MAX_GAIN), 3) if hdd > 0 else MAX_GAIN
+class CostModel(Protocol):
+    """A strategy's cost formulas (each strategy has its own, in placement/)."""
+
+    kind: Strategy
+
+    def cost(self, pool: PoolCostInputs, cap: Capacity, read_fraction: float) -> SwitchCost:
+        """What a switch of the pool costs with this strategy."""
 
 
-def strategy_cost(strategy: Strategy, pool: PoolCostInputs, cap: Capacity, r: float
-                  ) -> SwitchCost:
-    free = cap.urgent_free_bytes * cap.nearfull_ratio
-    if strategy is Strategy.COPY:
-        moved = pool.stored_bytes
-        return SwitchCost(
-            strategy.value, moved, 0.0, COPY_ISOLATION_SECS,
-            "one 'osd pool set size': the PGs re-peer without the urgent copy",
-            2, 2, 2, 2, 0, moved, moved <= free, _gain(strategy, r, pool.size, 0.0))
-    moved = pool.stored_bytes * pool.size * pool.urgent_share
-    entries = min(pool.pg_num, math.ceil(pool.pg_num * pool.size * pool.urgent_share))
-    drain = max(cap.drain_bytes_per_sec, 1.0)
-    return SwitchCost(
-        strategy.value, moved, moved, round(moved / drain, 1),
-        f"{moved / 2**30:.2f} GiB on urgent OSDs / drain {cap.drain_basis}",
-        entries + 1, 1, 1 + math.ceil(entries / UPMAP_PARALLEL), 1,
-        entries * UPMAP_ENTRY_BYTES, moved, moved <= free,
-        _gain(strategy, r, pool.size, pool.urgent_share))
+def isolated_hdd_work(read_fraction: float, size: int) -> float:
+    """Normal-region work per client op in isolated mode: (1-r)NW + r."""
+    return (1 - read_fraction) * size * WRITE_COST + read_fraction
 
 
-def pool_cost(pool: PoolCostInputs, cap: Capacity, max_isolation_secs: float) -> PoolCost:
+def capped_gain(isolated: float, shared: float) -> float:
+    """Isolated over shared normal-region work per op, capped at MAX_GAIN."""
+    return round(min(isolated / shared, MAX_GAIN), 3) if shared > 0 else MAX_GAIN
+
+
+def urgent_room(cap: Capacity) -> float:
+    """The urgent region's free bytes under nearfull_ratio."""
+    return cap.urgent_free_bytes * cap.nearfull_ratio
+
+
+def pool_cost(pool: PoolCostInputs, cap: Capacity, max_isolation_secs: float,
+              models: Sequence[CostModel]) -> PoolCost:
+    """The pool's cost with each strategy, and the one to recommend."""
     if pool.read_fraction is None:
         r, basis = DEFAULT_READ_FRACTION, "no client ops measured yet: assumed 50% reads"
     else:
         r, basis = pool.read_fraction, "measured by the module's perf query"
-    costs = tuple(strategy_cost(s, pool, cap, r) for s in Strategy)
+    costs = tuple(m.cost(pool, cap, r) for m in models)
     fit = [c for c in costs if c.time_to_isolation_secs <= max_isolation_secs
            and c.fits_urgent and c.expected_gain >= MIN_GAIN]
     if fit:
@@ -196,8 +190,8 @@ def normal_fill_after_isolation(costs: Sequence[PoolCost], pools: Sequence[PoolC
     isolated again: the move pools' urgent replicas come back to it."""
     if cap.normal_total_bytes <= 0:
         return None
-    back = sum(c.cost(Strategy.MOVE).bytes_to_isolated for c, p in zip(costs, pools)
-               if p.shared_now and p.strategy is Strategy.MOVE)
+    back = sum(c.cost(p.strategy).bytes_to_isolated for c, p in zip(costs, pools)
+               if p.shared_now)
     return (cap.normal_used_bytes + back) / cap.normal_total_bytes
 
 

@@ -6,24 +6,26 @@ plan (rule changes, a switch record, health); the policy simulation
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from .decision import DecisionState, Mode, ModeDecision, Thresholds, decide, held
 from .gates import ClusterHealth, Gate, blocking_gates
 from .latency import Slo
-from .state import PoolRole, Role, expected_rule, expected_size
+from .state import PoolRole, PoolTarget, Role
 
 
 @dataclass(frozen=True)
 class PoolNow:
-    """A managed pool as the OSD map shows it now."""
+    """A managed pool as the OSD map shows it now, and what its strategy
+    wants it to be in each mode (a mode without a target leaves it alone)."""
 
     pool_id: int
     name: str
     role: PoolRole
     rule: str  # the name of the rule it is on
     size: int = 0
+    targets: Mapping[Mode, PoolTarget] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -85,10 +87,12 @@ def _changes(pools: Sequence[PoolNow], mode: Mode, keep_isolated: frozenset[int]
     out = []
     for pool in sorted(pools, key=lambda p: p.pool_id):
         pool_mode = Mode.ISOLATED if pool.pool_id in keep_isolated else mode
-        rule = expected_rule(pool.role, pool_mode)
-        size = expected_size(pool.role, pool_mode)
-        change = PoolChange(pool.pool_id, pool.name, pool.role, pool.rule, rule, pool.size,
-                            size, pool.role.role is Role.NORMAL and pool_mode is Mode.SHARED)
+        target = pool.targets.get(pool_mode)
+        if target is None:
+            continue
+        change = PoolChange(pool.pool_id, pool.name, pool.role, pool.rule, target.rule,
+                            pool.size, target.size,
+                            pool.role.role is Role.NORMAL and pool_mode is Mode.SHARED)
         if change.rule_changes or change.size_changes:
             out.append(change)
     return out

@@ -1,11 +1,13 @@
-"""The placement strategy interface: how a managed pool gets to what the
-mode wants of it, and back out of sla's hands.
+"""The placement strategy interface: what a strategy wants of a managed
+pool in each mode (`StrategyModel`: pure, plain data in and out), and how it
+gets the pool there and back out of sla's hands (`PlacementStrategy`: mon
+commands).
 
-Two implementations: `MoveStrategy` (move_strategy.py: rule swap plus the
-module's pg_upmap_items; also hybrid urgent pools) and `CopyStrategy`
-(copy_strategy.py: a size toggle on the sla_copy_N rule). The module asks
-`Placer` (placer.py), which asks the pool's strategy; neither the
-module nor the tick knows how a strategy does its work.
+Two implementations: move_strategy.py (rule swap plus the module's
+pg_upmap_items; also hybrid urgent pools) and copy_strategy.py (a size toggle
+on the sla_copy_N rule), listed in registry.py. The shell asks the registry
+for a pool's model and `Placer` (placer.py) for its strategy; nothing
+outside this package knows how a strategy does its work.
 """
 from __future__ import annotations
 
@@ -13,9 +15,10 @@ from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from ..core.cluster import ClusterView, PoolInfo
+from ..core.decision import Mode
 from ..core.gates import Gate, GateName
 from ..core.maps import MapSnapshot
-from ..core.state import RULE_ISOLATED_NORMAL, RULE_SHARED, PoolRole, Strategy
+from ..core.state import RULE_ISOLATED_NORMAL, RULE_SHARED, PoolRole, PoolTarget, Strategy
 from ..core.switch_cost import Capacity, PoolCostInputs, SwitchCost
 from ..core.tick import PoolChange
 from ..core.upmap.regions import MappingFaults, Pairs
@@ -50,15 +53,52 @@ class Released:
     failed: str | None = None
 
 
-class PlacementStrategy(Protocol):
+@dataclass(frozen=True)
+class RuleNeeds:
+    """What one managed pool needs installed before the module places it."""
+
+    rules: tuple[str, ...] = ()  # CRUSH rules by name
+    weight_set: bool = False  # its own weight set, which sla_shared maps through
+    hybrid_weight_set: bool = False  # its own sla_hybrid weight set (urgent pools)
+    copy_size: int | None = None  # the sla_copy_N rule of this N
+
+
+class StrategyModel(Protocol):
+    """What a strategy wants of a pool: pure, no mgr, no state of its own."""
+
     kind: Strategy
+
+    def target(self, role: PoolRole, mode: Mode) -> PoolTarget:
+        """The pool's rule and size in `mode`."""
+
+    def needs(self, role: PoolRole) -> RuleNeeds:
+        """The rules and weight sets the pool needs installed."""
+
+    def refusal(self, info: PoolInfo) -> str | None:
+        """Why the pool cannot use this strategy, if so."""
+
+    def new_role(self, info: PoolInfo, original_rule: str | None) -> PoolRole:
+        """The role a normal pool gets when `pool set` takes it."""
+
+    def cost(self, pool: PoolCostInputs, cap: Capacity, read_fraction: float) -> SwitchCost:
+        """What a switch of the pool costs with this strategy."""
+
+    def gain(self, read_fraction: float, size: int, share: float) -> float:
+        """Normal throughput shared over isolated (the module's gain model)."""
+
+    def switch_moves(self, pool: PoolUp, maps: MapSnapshot, target: Mode) -> dict[str, int]:
+        """Per PG, the replicas a switch to `target` moves."""
+
+
+class PlacementStrategy(StrategyModel, Protocol):
+    """A strategy at work: the mon commands that place a pool, check it, and let it go."""
 
     def apply(self, change: PoolChange) -> Gate | None:
         """Send the mon commands that take the pool to the change's rule and
         size; a Gate naming the failed command when the mon refuses."""
 
-    def entries(self, pool: PoolUp, maps: MapSnapshot, place: bool, hold: bool) -> EntryPlan:
-        """The pool's pg_upmap_items for this epoch (place: the module may
+    def entries(self, pool: PoolUp, maps: MapSnapshot, may_act: bool, hold: bool) -> EntryPlan:
+        """The pool's pg_upmap_items for this epoch (may_act: the module may
         act; hold: only removals and repairs, no new placement)."""
 
     def faults(self, pool: PoolUp, maps: MapSnapshot) -> MappingFaults:
@@ -68,9 +108,6 @@ class PlacementStrategy(Protocol):
     def release(self, pool_id: int, role: PoolRole, view: ClusterView,
                 osd_map: dict[str, Any], urgent_osds: frozenset[int]) -> Released:
         """Undo what sla did to the pool, never leaving it on urgent OSDs."""
-
-    def cost(self, pool: PoolCostInputs, capacity: Capacity) -> SwitchCost:
-        """What a switch of this pool costs with this strategy."""
 
 
 def set_pool(mon: MonCall, pool: str, var: str, val: Any) -> Gate | None:

@@ -14,19 +14,79 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..core.cluster import ClusterView
+from ..core.cluster import ClusterView, PoolInfo
+from ..core.decision import Mode
 from ..core.gates import Gate
 from ..core.maps import MapSnapshot
-from ..core.state import PoolRole, Strategy
-from ..core.switch_cost import Capacity, PoolCostInputs, SwitchCost, strategy_cost
+from ..core.state import RULE_ISOLATED_NORMAL, PoolRole, PoolTarget, Role, Strategy, UrgentPlacement
+from ..core.switch_cost import (
+    COPY_ISOLATION_SECS,
+    WRITE_COST,
+    Capacity,
+    PoolCostInputs,
+    SwitchCost,
+    capped_gain,
+    isolated_hdd_work,
+    urgent_room,
+)
 from ..core.tick import PoolChange
 from ..core.upmap.regions import MappingFaults, mapping_faults
-from .base import EntryPlan, MonCall, PoolUp, Released, restore_rule, set_pool
+from ..crush_rules.rules import copy_rule_name
+from .base import EntryPlan, MonCall, PoolUp, Released, RuleNeeds, restore_rule, set_pool
+
+MAX_COPY_SIZE = 9  # sla_copy_N rules exist for N+1 up to 9 copies
 
 
-class CopyStrategy:
+class CopyModel:
+    """What the copy strategy wants: the pool on sla_copy_N in both modes,
+    at size N+1 in shared mode and N (the size it had) in isolated mode."""
+
     kind = Strategy.COPY
 
+    def target(self, role: PoolRole, mode: Mode) -> PoolTarget:
+        base = role.base_size
+        if not base:  # recorded without its size: nothing to toggle, never shared
+            return PoolTarget(RULE_ISOLATED_NORMAL)
+        return PoolTarget(copy_rule_name(base), base + 1 if mode is Mode.SHARED else base)
+
+    def needs(self, role: PoolRole) -> RuleNeeds:
+        if not role.base_size:
+            return RuleNeeds()
+        return RuleNeeds((copy_rule_name(role.base_size),), copy_size=role.base_size)
+
+    def refusal(self, info: PoolInfo) -> str | None:
+        if not 1 <= info.size <= MAX_COPY_SIZE - 1:
+            return (f"pool '{info.name}' has size {info.size}; the copy strategy needs a "
+                    f"size of 1 to {MAX_COPY_SIZE - 1}")
+        return None
+
+    def new_role(self, info: PoolInfo, original_rule: str | None) -> PoolRole:
+        """The pool's size and min_size are what isolated mode keeps."""
+        return PoolRole(Role.NORMAL, UrgentPlacement.ISOLATED, original_rule, self.kind,
+                        info.size, info.min_size or None)
+
+    def cost(self, pool: PoolCostInputs, cap: Capacity, read_fraction: float) -> SwitchCost:
+        """To shared: a whole copy backfilled onto the urgent region; to
+        isolated: one `osd pool set size`, nothing copied back."""
+        moved = pool.stored_bytes
+        return SwitchCost(
+            self.kind.value, moved, 0.0, COPY_ISOLATION_SECS,
+            "one 'osd pool set size': the PGs re-peer without the urgent copy",
+            2, 2, 2, 2, 0, moved, moved <= urgent_room(cap),
+            self.gain(read_fraction, pool.size, 0.0))
+
+    def gain(self, read_fraction: float, size: int, share: float) -> float:
+        """The extra copy on an urgent OSD is the primary: a write still
+        costs NW (every copy acks), a read none."""
+        return capped_gain(isolated_hdd_work(read_fraction, size),
+                           (1 - read_fraction) * size * WRITE_COST)
+
+    def switch_moves(self, pool: PoolUp, maps: MapSnapshot, target: Mode) -> dict[str, int]:
+        """Shared adds one copy to every PG; isolation drops it, moving nothing."""
+        return {pg: 1 for pg in pool.up} if target is Mode.SHARED else {}
+
+
+class CopyStrategy(CopyModel):
     def __init__(self, mon: MonCall, log: Any) -> None:
         self._mon = mon
         self._log = log
@@ -56,21 +116,15 @@ class CopyStrategy:
             return None
         return set_pool(self._mon, pool, "min_size", min_size)
 
-    def entries(self, pool: PoolUp, maps: MapSnapshot, place: bool, hold: bool) -> EntryPlan:
+    def entries(self, pool: PoolUp, maps: MapSnapshot, may_act: bool, hold: bool) -> EntryPlan:
         return EntryPlan([], 0, None)  # CRUSH places the copy: no entries of ours
 
     def faults(self, pool: PoolUp, maps: MapSnapshot) -> MappingFaults:
         """The normal copies keep distinct failure domains and the pool keeps
         one at least; the urgent copy may share a failure domain with one of
         them (two takes in one rule do not see each other)."""
-        regions = maps.regions
-        normal = {pg: [o for o in up if o in regions.osds
-                       and regions.osds[o].cls == regions.normal_class]
-                  for pg, up in pool.up.items()}
-        twice = tuple(pg for pg, up in sorted(pool.up.items()) if len(set(up)) != len(up))
-        on_normal = mapping_faults(normal, regions, need_normal=False)
-        no_normal = tuple(pg for pg, osds in sorted(normal.items()) if not osds)
-        return MappingFaults(twice, on_normal.domain_twice, no_normal)
+        return mapping_faults(pool.up, maps.regions, need_normal=True,
+                              domains_of=maps.regions.normal_class)
 
     def release(self, pool_id: int, role: PoolRole, view: ClusterView,
                 osd_map: dict[str, Any], urgent_osds: frozenset[int]) -> Released:
@@ -88,6 +142,3 @@ class CopyStrategy:
                 return Released(done, gate.detail)
         back = restore_rule(self._mon, info.name, role, view, info.rule_id)
         return Released(done + back.done, back.failed)
-
-    def cost(self, pool: PoolCostInputs, capacity: Capacity) -> SwitchCost:
-        return strategy_cost(Strategy.COPY, pool, capacity, pool.read_fraction or 0.5)

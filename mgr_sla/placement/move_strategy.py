@@ -7,19 +7,40 @@ entries to put their primary on the urgent class.
 """
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
-from ..core.cluster import ClusterView
+from ..core.cluster import ClusterView, PoolInfo
+from ..core.decision import Mode
 from ..core.gates import Gate
 from ..core.maps import MapSnapshot
-from ..core.state import RULE_HYBRID, RULE_ISOLATED_NORMAL, RULE_SHARED, PoolRole, Role, Strategy
-from ..core.switch_cost import UPMAP_PARALLEL, Capacity, PoolCostInputs, SwitchCost, strategy_cost
+from ..core.state import (
+    RULE_HYBRID,
+    RULE_ISOLATED_NORMAL,
+    RULE_ISOLATED_URGENT,
+    RULE_SHARED,
+    PoolRole,
+    PoolTarget,
+    Role,
+    Strategy,
+    UrgentPlacement,
+)
+from ..core.switch_cost import (
+    UPMAP_ENTRY_BYTES,
+    UPMAP_PARALLEL,
+    Capacity,
+    PoolCostInputs,
+    SwitchCost,
+    capped_gain,
+    isolated_hdd_work,
+    urgent_room,
+)
 from ..core.tick import PoolChange
-from ..core.upmap.planner import commands, plan_pool
+from ..core.upmap.planner import commands, plan_pool, switch_moves
 from ..core.upmap.regions import MappingFaults, current_items, mapping_faults
 from ..worker import BatchSender
-from .base import EntryPlan, MonCall, PoolUp, Released, restore_rule, set_pool
+from .base import EntryPlan, MonCall, PoolUp, Released, RuleNeeds, restore_rule, set_pool
 
 # pg_upmap_items commands planned per epoch, all sent at once (UPMAP_PARALLEL):
 # the mon folds concurrent commands into one proposal.
@@ -28,9 +49,59 @@ RELEASE_PARALLEL = 32  # `pool rm` / `release`: the operator waits for these
 PLAN_CACHE_MAX = 1 << 20
 
 
-class MoveStrategy:
+class MoveModel:
+    """What the move strategy wants: normal pools on sla_shared in shared mode
+    (a weight-proportional share of their replicas moved onto urgent OSDs by
+    the module's entries), sla_isolated_normal otherwise; urgent pools on
+    their own rule in both modes (hybrid: the primary moved onto the urgent
+    class by the same entries)."""
+
     kind = Strategy.MOVE
 
+    def target(self, role: PoolRole, mode: Mode) -> PoolTarget:
+        if role.role is Role.URGENT:
+            hybrid = role.placement is UrgentPlacement.HYBRID
+            return PoolTarget(RULE_HYBRID if hybrid else RULE_ISOLATED_URGENT)
+        return PoolTarget(RULE_SHARED if mode is Mode.SHARED else RULE_ISOLATED_NORMAL)
+
+    def needs(self, role: PoolRole) -> RuleNeeds:
+        if role.role is Role.URGENT:
+            hybrid = role.placement is UrgentPlacement.HYBRID
+            return RuleNeeds((RULE_HYBRID,), hybrid_weight_set=True) if hybrid else \
+                RuleNeeds((RULE_ISOLATED_URGENT,))
+        return RuleNeeds((RULE_ISOLATED_NORMAL, RULE_SHARED), weight_set=True)
+
+    def refusal(self, info: PoolInfo) -> str | None:
+        return None
+
+    def new_role(self, info: PoolInfo, original_rule: str | None) -> PoolRole:
+        return PoolRole(Role.NORMAL, original_rule=original_rule, strategy=self.kind)
+
+    def cost(self, pool: PoolCostInputs, cap: Capacity, read_fraction: float) -> SwitchCost:
+        """Both switches move the urgent share of the replicas: entries to
+        shared (in rounds of UPMAP_PARALLEL), the rule swap back."""
+        moved = pool.stored_bytes * pool.size * pool.urgent_share
+        entries = min(pool.pg_num, math.ceil(pool.pg_num * pool.size * pool.urgent_share))
+        drain = max(cap.drain_bytes_per_sec, 1.0)
+        return SwitchCost(
+            self.kind.value, moved, moved, round(moved / drain, 1),
+            f"{moved / 2**30:.2f} GiB on urgent OSDs / drain {cap.drain_basis}",
+            entries + 1, 1, 1 + math.ceil(entries / UPMAP_PARALLEL), 1,
+            entries * UPMAP_ENTRY_BYTES, moved, moved <= urgent_room(cap),
+            self.gain(read_fraction, pool.size, pool.urgent_share))
+
+    def gain(self, read_fraction: float, size: int, share: float) -> float:
+        """A share s of the replicas (primaries included) sits on urgent OSDs:
+        the writes and the reads the HDDs serve both shrink by (1-s)."""
+        isolated = isolated_hdd_work(read_fraction, size)
+        return capped_gain(isolated, isolated * (1 - share))
+
+    def switch_moves(self, pool: PoolUp, maps: MapSnapshot, target: Mode) -> dict[str, int]:
+        return switch_moves(pool.up, pool.items, maps.regions, pool.info.size, target.value,
+                            pool=pool.info)
+
+
+class MoveStrategy(MoveModel):
     def __init__(self, mon: MonCall, log: Any) -> None:
         self._mon = mon
         self._log = log
@@ -44,8 +115,9 @@ class MoveStrategy:
         return set_pool(self._mon, change.pool, "crush_rule", change.to_rule)
 
     @staticmethod
-    def _placement(pool: PoolUp) -> str | None:
-        """What the pool's entries must do, by the rule it is on now."""
+    def _goal(pool: PoolUp) -> str | None:
+        """What the pool's entries must do, by the rule it is on now: put a
+        share on urgent OSDs (shared), a primary there (hybrid), or none (isolated)."""
         if pool.role.role is Role.NORMAL and pool.rule == RULE_SHARED:
             return "shared"
         if pool.role.role is Role.NORMAL and pool.rule == RULE_ISOLATED_NORMAL:
@@ -54,19 +126,19 @@ class MoveStrategy:
             return "hybrid"
         return None
 
-    def entries(self, pool: PoolUp, maps: MapSnapshot, place: bool, hold: bool) -> EntryPlan:
-        placement = self._placement(pool) if place else None
-        if placement is None:
+    def entries(self, pool: PoolUp, maps: MapSnapshot, may_act: bool, hold: bool) -> EntryPlan:
+        goal = self._goal(pool) if may_act else None
+        if goal is None:
             return EntryPlan([], 0, None)
         regions = maps.regions
         if self._cache_for != regions.fingerprint or len(self._cache) > PLAN_CACHE_MAX:
             self._cache, self._cache_for = {}, regions.fingerprint
         plan = plan_pool(pool.pool_id, pool.up, pool.items, regions, pool.info.size,
-                         placement, self._cache, pool=pool.info)
+                         goal, self._cache, pool=pool.info)
         replicas = sum(len(u) for u in pool.up.values())
         urgent = sum(1 for u in pool.up.values() for o in u
                      if o in regions.osds and regions.osds[o].cls == regions.urgent_class)
-        status = {"placement": placement, "pgs_with_upmaps": len(plan.wanted),
+        status = {"placement": goal, "pgs_with_upmaps": len(plan.wanted),
                   "pending": plan.pending,
                   "urgent_replica_share": round(urgent / replicas, 4) if replicas else None}
         return EntryPlan(commands(plan, placing=not hold), plan.pending, status)
@@ -114,6 +186,3 @@ class MoveStrategy:
                 return Released(done, f"osd crush weight-set rm {name}: {err.strip()}")
             done.append("weight set removed")
         return Released(done)
-
-    def cost(self, pool: PoolCostInputs, capacity: Capacity) -> SwitchCost:
-        return strategy_cost(Strategy.MOVE, pool, capacity, pool.read_fraction or 0.5)

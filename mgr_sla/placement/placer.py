@@ -8,6 +8,7 @@ look again.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
@@ -15,11 +16,11 @@ from ..core.cluster import ClusterView
 from ..core.gates import Gate
 from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
-from ..core.state import ModuleState, PoolRole, Role, Strategy
+from ..core.state import PoolRole, Strategy
 from ..core.tick import PoolChange
 from .base import MonCall, PlacementStrategy, PoolUp, Released, merge_failed
-from .copy_strategy import CopyStrategy
 from .move_strategy import MoveStrategy
+from .registry import STRATEGIES, kind_of
 
 APPLY_PARALLEL = 16  # pools changed at once in one tick
 
@@ -32,17 +33,18 @@ class Placer:
         self._log = log
         self._health = health
         self._failure_domain = failure_domain
+        # the move strategy's sender carries every pg_upmap_items batch
         self.move = MoveStrategy(mon, log)
-        self.copy = CopyStrategy(mon, log)
+        self._strategies: dict[Strategy, PlacementStrategy] = {
+            kind: self.move if kind is Strategy.MOVE else make(mon, log)
+            for kind, make in STRATEGIES.items()}
         self._key: tuple[int, str] | None = None
         self._status: dict[int, dict[str, Any]] = {}
         self.pending = 0
         self.pgs_without_normal: int | None = None
 
     def strategy(self, role: PoolRole) -> PlacementStrategy:
-        if role.role is Role.NORMAL and role.strategy is Strategy.COPY:
-            return self.copy
-        return self.move
+        return self._strategies[kind_of(role)]
 
     def status(self, pool_id: int) -> dict[str, Any] | None:
         return self._status.get(pool_id)
@@ -75,40 +77,43 @@ class Placer:
         return int(json.loads(out).get("epoch", 0)) if rc == 0 else None
 
     # ---- every new epoch -----------------------------------------------------
-    def pools_up(self, state: ModuleState, maps: MapSnapshot) -> list[PoolUp]:
+    def pools_up(self, roles: Mapping[int, PoolRole], maps: MapSnapshot) -> list[PoolUp]:
         osdmap = self._get_osdmap()
         view = maps.view
         return [PoolUp(pool_id, role, view.pools[pool_id],
                        view.rule_name(view.pools[pool_id].rule_id),
                        osdmap.map_pool_pgs_up(pool_id), maps.upmap_items.get(pool_id, {}))
-                for pool_id, role in sorted(state.roles.items()) if pool_id in view.pools]
+                for pool_id, role in sorted(roles.items()) if pool_id in view.pools]
 
-    def check(self, state: ModuleState, maps: MapSnapshot, place: bool, hold: bool
+    def check(self, roles: Mapping[int, PoolRole], maps: MapSnapshot, may_act: bool, hold: bool
               ) -> list[dict[str, Any]]:
         """On a new epoch (or while entries are pending): check every managed
         pool's real up sets and return the pg_upmap_items commands that bring
         each pool's entries to what its rule wants (sent by `send`)."""
-        key = (maps.view.epoch, json.dumps(sorted((p, r.strategy.value, place)
-                                                  for p, r in state.roles.items())))
+        key = (maps.view.epoch, json.dumps(sorted((p, r.strategy.value, may_act)
+                                                  for p, r in roles.items())))
         if key == self._key and not self.pending:
             return []
         self._key = key
         faults: list[str] = []
         no_normal: list[str] = []
         batch: list[dict[str, Any]] = []
-        self._status, self.pending = {}, 0
+        status: dict[int, dict[str, Any]] = {}
+        pending = 0
         domain = self._failure_domain()
-        for pool in self.pools_up(state, maps):
+        for pool in self.pools_up(roles, maps):
             strategy = self.strategy(pool.role)
             found = strategy.faults(pool, maps)
             faults += [f"pg {pg}: one OSD twice in the up set" for pg in found.osd_twice]
             faults += [f"pg {pg}: two replicas in one {domain}" for pg in found.domain_twice]
             no_normal += list(found.no_normal)
-            entries = strategy.entries(pool, maps, place, hold)
+            entries = strategy.entries(pool, maps, may_act, hold)
             batch += entries.commands
-            self.pending += entries.pending
+            pending += entries.pending
             if entries.status is not None:
-                self._status[pool.pool_id] = entries.status
+                status[pool.pool_id] = entries.status
+        # whole, at once: status reads them without the tick's locks
+        self._status, self.pending = status, pending
         self._health.update("SLA_PLACEMENT_FAULT", faults,
                             f"{len(faults)} PGs of sla pools break a placement rule")
         self.pgs_without_normal = len(no_normal)

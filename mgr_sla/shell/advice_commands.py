@@ -11,7 +11,6 @@ import json
 import re
 import statistics
 import time
-from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from mgr_module import CommandResult, HandleCommandResult
@@ -24,6 +23,7 @@ from ..core.upmap.pg_plan import target_urgent_share
 from ..core.usage import UsageError, UsageHistory
 from ..crush_rules.rules import DEFAULT_SIZE
 from .commands_io import OutputFormat, refuse, reply
+from .mgr_port import MgrPort
 from .state_store import StateStore
 
 USAGE_KEY = "usage"
@@ -43,22 +43,10 @@ PAPER_DB_SPEEDUP = Measured(2.0, "the paper's Fig. 12 (HDD+SSD about 2x HDD only
                                  "project's measurement: docs/benchmarks.md")
 
 
-@dataclass(frozen=True)
-class AdvisorMgr:
-    """The mgr calls advise makes (MgrModule's bound methods and log)."""
-
-    get: Callable[[str], Any]
-    get_store: Callable[[str], Optional[str]]
-    set_store: Callable[[str, Optional[str]], None]
-    send_command: Callable[..., None]
-    get_ceph_option: Callable[[str], Any]
-    log: Any
-
-
 class Advisor:
     """`ceph sla advise` and the urgent usage record it reads."""
 
-    def __init__(self, mgr: AdvisorMgr, store: StateStore,
+    def __init__(self, mgr: MgrPort, store: StateStore,
                  settings: Callable[[], Settings]) -> None:
         self._mgr = mgr
         self._store = store

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, Callable
+from typing import Any
 
 from ..core.health import HealthChecks
 from ..core.neighbours import (
@@ -22,24 +22,22 @@ from ..core.neighbours import (
     balancer_view,
     module_option_default,
 )
-from ..placement.base import MonCall
+from .mgr_port import MgrPort
 
 STORE_KEY = "balancer"
 POOL_IDS = "mgr/balancer/pool_ids"
 
 
 class BalancerGuard:
-    def __init__(self, option: Callable[[str], Any], mgr_map: Callable[[], Any],
-                 store_get: Callable[[str], Any], store_set: Callable[[str, Any], None],
-                 mon: MonCall, log: Any, health: HealthChecks) -> None:
-        self._get_option = option  # get_module_option_ex('balancer', key, None)
-        self._mgr_map = mgr_map
+    def __init__(self, mgr: MgrPort, health: HealthChecks) -> None:
+        self._get_option = lambda key: mgr.module_option("balancer", key)
+        self._mgr_map = lambda: mgr.get("mgr_map")
         # the defaults the running mgr declares: fixed for this process's life
         self._defaults: dict[str, Any] = {}
-        self._store_get = store_get
-        self._store_set = store_set
-        self._mon = mon
-        self._log = log
+        self._store_get = mgr.get_store
+        self._store_set = mgr.set_store
+        self._mon = mgr.mon
+        self._log = mgr.log
         self._health = health
         self._epoch = -1
 

@@ -14,8 +14,9 @@ from ..core.gates import projected_urgent_fill
 from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
 from ..core.settings import Settings
-from ..core.state import ModuleState, Role, Strategy, expected_rule
+from ..core.state import ModuleState, Role, Strategy
 from ..core.switch_cost import (
+    DEFAULT_READ_FRACTION,
     Capacity,
     PoolCost,
     PoolCostInputs,
@@ -23,16 +24,19 @@ from ..core.switch_cost import (
     normal_fill_after_isolation,
     pool_cost,
     too_slow_to_isolate,
+    urgent_room,
 )
 from ..core.upmap.pg_plan import target_urgent_share
+from ..placement.registry import MODELS, target
+from .mgr_port import MgrPort
 
 SLOW_READ_SECS = 30.0
 
 
 class CostWatch:
-    def __init__(self, get: Callable[[str], Any], health: HealthChecks,
+    def __init__(self, mgr: MgrPort, health: HealthChecks,
                  read_fraction: Callable[[int], float | None]) -> None:
-        self._get = get
+        self._get = mgr.get
         self._health = health
         self._read_fraction = read_fraction
         self._at = -SLOW_READ_SECS
@@ -42,6 +46,7 @@ class CostWatch:
         self.keep_isolated: dict[int, str] = {}  # pool id -> why
         self._shared: set[int] = set()
         self._capacity: Capacity | None = None
+        self._maps: MapSnapshot | None = None
 
     def refresh(self, now: float, state: ModuleState, maps: MapSnapshot, settings: Settings
                 ) -> None:
@@ -51,9 +56,11 @@ class CostWatch:
             return
         self._at, self._epoch = now, maps.view.epoch
         pools, cap, urgent_space = self._inputs(state, maps)
-        self._capacity = cap
+        self._capacity, self._maps = cap, maps
         self._shared = {p.pool_id for p in pools if p.shared_now}
-        self.costs = {p.pool_id: pool_cost(p, cap, settings.max_isolation_secs) for p in pools}
+        models = list(MODELS.values())
+        self.costs = {p.pool_id: pool_cost(p, cap, settings.max_isolation_secs, models)
+                      for p in pools}
         self.keep_isolated = {pid: why for pid, c in self.costs.items()
                               if (why := too_slow_to_isolate(c, settings.max_isolation_secs))}
         used, size, weights = urgent_space
@@ -95,7 +102,7 @@ class CostWatch:
             stored = float(df.get(pool_id, {}).get("stored", 0) or
                            float(df.get(pool_id, {}).get("bytes_used", 0)) / max(info.size, 1))
             rule = view.rule_name(info.rule_id)
-            shared = rule != expected_rule(role, Mode.ISOLATED) or info.size != base
+            shared = rule != target(role, Mode.ISOLATED).rule or info.size != base
             pools.append(PoolCostInputs(pool_id, info.name, role.strategy, base, stored,
                                         int(getattr(info, "pg_num", 0) or 0),
                                         target_urgent_share(regions, base),
@@ -109,24 +116,31 @@ class CostWatch:
         return pools, cap, (used, size, weights)
 
     def bytes_on_urgent(self) -> float:
-        """What the move pools in shared placement have on urgent OSDs now
-        (what isolating them drains)."""
-        return sum(c.cost(Strategy.MOVE).bytes_to_isolated for pid, c in self.costs.items()
-                   if c.strategy == Strategy.MOVE.value and pid in self._shared)
+        """What the pools in shared placement have on urgent OSDs now (what
+        isolating them drains)."""
+        return sum(c.cost(Strategy(c.strategy)).bytes_to_isolated
+                   for pid, c in self.costs.items() if pid in self._shared)
 
-    def copy_fits(self, pool: str) -> bool:
-        """Room for a whole copy of the pool on the urgent region under nearfull?"""
-        df = {str(p.get("name")): p.get("stats", {})
-              for p in (self._get("df") or {}).get("pools", [])}
-        stored = float(df.get(pool, {}).get("stored", 0) or 0)
-        free = self._capacity.urgent_free_bytes * self._capacity.nearfull_ratio \
-            if self._capacity is not None else None
-        if free is None:
+    def room_for(self, pool: str, kind: Strategy) -> bool:
+        """Room on the urgent region under nearfull for what `kind` would put
+        there of the pool, besides what the managed pools of that kind need?"""
+        cap, maps = self._capacity, self._maps
+        if cap is None or maps is None:
             stats = (self._get("osd_stats") or {}).get("osd_stats", [])
             return bool(stats)  # not measured yet: the capacity gate still guards
-        needed = stored + sum(c.cost(Strategy.COPY).urgent_bytes_needed
-                              for c in self.costs.values() if c.strategy == Strategy.COPY.value)
-        return needed <= free
+        info = maps.view.pool_by_name(pool)
+        if info is None:
+            return False
+        df = {str(p.get("name")): p.get("stats", {})
+              for p in (self._get("df") or {}).get("pools", [])}
+        inputs = PoolCostInputs(info.pool_id, pool, kind, info.size,
+                                float(df.get(pool, {}).get("stored", 0) or 0),
+                                int(getattr(info, "pg_num", 0) or 0),
+                                target_urgent_share(maps.regions, info.size))
+        needed = MODELS[kind].cost(inputs, cap, DEFAULT_READ_FRACTION).urgent_bytes_needed
+        needed += sum(c.cost(kind).urgent_bytes_needed for c in self.costs.values()
+                      if c.strategy == kind.value)
+        return needed <= urgent_room(cap)
 
     def render(self) -> str:
         """The cost table of `sla plan` / `sla advise`."""

@@ -8,7 +8,7 @@ latency.py; this class owns the query and the windows.
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any, Callable
+from typing import Any
 
 from ..core.activity import (
     PERF_QUERY,
@@ -21,21 +21,13 @@ from ..core.activity import (
 )
 from ..core.gates import pools_with_unknown_pgs
 from ..core.latency import LatencyWindow, PoolLatency, Slo, Violations
-
-
-class PerfQueryApi:
-    """The mgr calls of the dynamic OSD perf query (MgrModule's methods)."""
-
-    def __init__(self, add: Callable[[dict[str, Any]], int | None],
-                 get: Callable[[int], dict[str, Any] | None],
-                 remove: Callable[[int], Any]) -> None:
-        self.add, self.get, self.remove = add, get, remove
+from .mgr_port import MgrPort
 
 
 class PoolActivity:
-    def __init__(self, api: PerfQueryApi, log: Any) -> None:
-        self._api = api
-        self._log = log
+    def __init__(self, mgr: MgrPort) -> None:
+        self._mgr = mgr
+        self._log = mgr.log
         self._query_id: int | None = None
         self._query_failed = False
         self._totals = PerfTotals()
@@ -52,7 +44,7 @@ class PoolActivity:
         report brought urgent ops. What was read is kept for the next tick."""
         if self._query_id is None:
             return False
-        result = self._api.get(self._query_id)
+        result = self._mgr.get_osd_perf_counters(self._query_id)
         if result is None:
             return False
         periods = pool_periods(result, managed)
@@ -71,14 +63,14 @@ class PoolActivity:
             if self._query_failed:
                 return None
             try:
-                self._query_id = self._api.add(PERF_QUERY)
+                self._query_id = self._mgr.add_osd_perf_query(PERF_QUERY)
             except Exception as e:  # an mgr without dynamic perf queries
                 self._log.warning("sla: no OSD perf query (%s): using df totals", e)
             if self._query_id is None:
                 self._query_failed = True
                 return None
             self._log.info("sla: OSD perf query %s registered", self._query_id)
-        result = self._api.get(self._query_id)
+        result = self._mgr.get_osd_perf_counters(self._query_id)
         if result is None:  # the query is gone: register it again next tick
             self._query_id = None
             return None
@@ -133,7 +125,7 @@ class PoolActivity:
     def stop(self) -> None:
         if self._query_id is not None:
             try:
-                self._api.remove(self._query_id)
+                self._mgr.remove_osd_perf_query(self._query_id)
             except Exception as e:  # shutting down: nothing else to do about it
                 self._log.debug("sla: removing the perf query failed: %s", e)
             self._query_id = None

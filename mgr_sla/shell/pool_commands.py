@@ -14,40 +14,31 @@ from mgr_module import HandleCommandResult
 from ..core.cluster import ClusterView, PoolInfo, pg_bytes_by_seed, pool_refusal
 from ..core.decision import Mode
 from ..core.settings import Settings
-from ..core.state import (
-    RULE_ISOLATED_NORMAL,
-    PoolRole,
-    Role,
-    Strategy,
-    UrgentPlacement,
-    expected_rule,
-)
+from ..core.state import RULE_ISOLATED_NORMAL, PoolRole, Role, Strategy, UrgentPlacement
 from ..core.upmap.pg_ids import parse_pgid
-from ..core.upmap.planner import switch_moves
 from ..crush_rules.rules import copy_rule_name
-from ..placement.base import MonCall, set_pool
+from ..placement.base import set_pool
 from ..placement.placer import Placer
+from ..placement.registry import MODELS, model_of, target
 from .commands_io import OutputFormat, refuse, reply
 from .map_reader import MapReader
+from .mgr_port import MgrPort
 from .rules_verifier import RulesBusy, RulesVerifier, compat_refusal, module_words, rules_needed
 from .state_store import StateStore
 
-MAX_COPY_SIZE = 9
-
 
 class PoolCommands:
-    def __init__(self, store: StateStore, maps: MapReader, placement: Placer,
+    def __init__(self, mgr: MgrPort, store: StateStore, maps: MapReader, placer: Placer,
                  rules: RulesVerifier, settings: Callable[[], Settings],
-                 get: Callable[[str], Any], mon: MonCall,
                  release_balancer: Callable[[], str | None]) -> None:
-        self._mon = mon
+        self._mon = mgr.mon
         self._release_balancer = release_balancer
         self._store = store
         self._maps = maps
-        self._placement = placement
+        self._placer = placer
         self._rules = rules
         self._settings = settings
-        self._get = get
+        self._get = mgr.get
 
     # ---- pool set --------------------------------------------------------------
     def pool_set(self, pool: str, role: Role, placement: UrgentPlacement | None,
@@ -70,12 +61,11 @@ class PoolCommands:
             new = self._new_role(info, view, role, placement, strategy, current)
             needed = rules_needed(replace(state, roles={**state.roles, info.pool_id: new}))
             missing = [r for r in needed if r not in view.rules]
-            install = missing or (role is Role.NORMAL and new.strategy is Strategy.MOVE
-                                  and info.pool_id not in view.choose_args_pools)
+            need = model_of(new).needs(new)
+            weight_set = need.weight_set and info.pool_id not in view.choose_args_pools
             options = self._rules.options(
-                self._settings(), state, view,
-                (info.pool_id,) if new.strategy is Strategy.MOVE and role is Role.NORMAL else (),
-                (new.base_size,) if new.base_size else ()) if install else None
+                self._settings(), state, view, (info.pool_id,) if need.weight_set else (),
+                (need.copy_size,) if need.copy_size else ()) if missing or weight_set else None
         if options is not None:
             failed = self._install_for(info, view, options, new)
             if failed is not None:
@@ -87,7 +77,7 @@ class PoolCommands:
                 "placement": new.placement.value, "strategy": new.strategy.value}
         how = f" ({new.strategy.value})" if role is Role.NORMAL else ""
         return reply(fmt, data, f"pool '{pool}' is {role.value}{how}: it moves onto "
-                                f"{expected_rule(new, Mode.ISOLATED)} at the next tick\n")
+                                f"{target(new, Mode.ISOLATED).rule} at the next tick\n")
 
     def _set_refusal(self, info: PoolInfo, role: Role, placement: UrgentPlacement | None,
                      strategy: Strategy | None) -> str | None:
@@ -95,10 +85,9 @@ class PoolCommands:
             return "--placement applies to urgent pools only"
         if strategy is not None and role is not Role.NORMAL:
             return "--strategy applies to normal pools only"
-        if strategy is Strategy.COPY and not 1 <= info.size <= MAX_COPY_SIZE - 1:
-            return (f"pool '{info.name}' has size {info.size}; the copy strategy needs a "
-                    f"size of 1 to {MAX_COPY_SIZE - 1}")
-        refusal = pool_refusal(info, self._get("osd_map_crush"), self._settings().failure_domain)
+        refusal = MODELS[strategy].refusal(info) if strategy is not None else None
+        refusal = refusal or pool_refusal(info, self._get("osd_map_crush"),
+                                          self._settings().failure_domain)
         return refusal or self._compat_refusal()
 
     def _compat_refusal(self) -> str | None:
@@ -117,11 +106,9 @@ class PoolCommands:
             return replace(current, placement=placement or current.placement)
         rule_now = view.rule_name(info.rule_id)
         original = None if rule_now.startswith("sla_") else rule_now
-        chosen = strategy or Strategy.MOVE
-        if role is Role.NORMAL and chosen is Strategy.COPY:
-            return PoolRole(role, UrgentPlacement.ISOLATED, original, chosen, info.size,
-                            info.min_size or None)
-        return PoolRole(role, placement or UrgentPlacement.ISOLATED, original, chosen)
+        if role is Role.NORMAL:
+            return MODELS[strategy or Strategy.DEFAULT].new_role(info, original)
+        return PoolRole(role, placement or UrgentPlacement.ISOLATED, original)
 
     def _install_for(self, info: PoolInfo, view: ClusterView, options: Any, new: PoolRole
                      ) -> HandleCommandResult | None:
@@ -130,7 +117,7 @@ class PoolCommands:
         move pool first moves onto sla_isolated_normal (which the weight sets
         do not touch); the tick takes it on from there."""
         try:
-            if new.role is Role.NORMAL and new.strategy is Strategy.MOVE \
+            if model_of(new).needs(new).weight_set \
                     and view.rule_name(info.rule_id) != RULE_ISOLATED_NORMAL:
                 gate = set_pool(self._mon, info.name, "crush_rule",
                                 RULE_ISOLATED_NORMAL)
@@ -211,7 +198,7 @@ class PoolCommands:
 
     def _release_one(self, pool_id: int, role: PoolRole, view: ClusterView) -> Any:
         urgent = view.osds_of_class(self._settings().urgent_class)
-        return self._placement.release(pool_id, role, view, self._get("osd_map"), urgent)
+        return self._placer.release(pool_id, role, view, self._get("osd_map"), urgent)
 
     def _remanage(self, pool_id: int, role: PoolRole) -> None:
         with self._store.lock:
@@ -219,7 +206,7 @@ class PoolCommands:
             self._store.save()
 
     # ---- plan / rules apply ----------------------------------------------------
-    def switch_moves(self, target: Mode) -> list[dict[str, Any]]:
+    def switch_moves(self, to: Mode) -> list[dict[str, Any]]:
         """Per normal pool: PGs, replicas and bytes the next switch moves."""
         maps = self._maps.current(0.0, self._settings().region_spec())
         with self._store.lock:
@@ -227,16 +214,11 @@ class PoolCommands:
             normal = {p: r for p, r in state.roles.items() if r.role is Role.NORMAL}
         stats = self._get("pg_dump").get("pg_stats", [])
         out = []
-        for pool in self._placement.pools_up(state, maps):
+        for pool in self._placer.pools_up(state.roles, maps):
             if pool.pool_id not in normal:
                 continue
             pg_bytes = pg_bytes_by_seed(stats, pool.pool_id)
-            if pool.role.strategy is Strategy.COPY:
-                to_shared = target is Mode.SHARED
-                moves = {pg: 1 for pg in pool.up} if to_shared else {}
-            else:
-                moves = switch_moves(pool.up, pool.items, maps.regions, pool.info.size,
-                                     target.value, pool=pool.info)
+            moves = model_of(pool.role).switch_moves(pool, maps, to)
             out.append({"pool": pool.info.name, "pool_id": pool.pool_id,
                         "strategy": pool.role.strategy.value, "pgs": len(pool.up),
                         "pgs_moving": len(moves), "replicas": sum(moves.values()),

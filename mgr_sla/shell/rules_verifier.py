@@ -12,20 +12,11 @@ from typing import Any, Callable
 
 from ..core.cluster import ClusterView
 from ..core.settings import Settings
-from ..core.state import (
-    RULE_HYBRID,
-    RULE_ISOLATED_NORMAL,
-    RULE_ISOLATED_URGENT,
-    RULE_SHARED,
-    ModuleState,
-    Role,
-    Strategy,
-    UrgentPlacement,
-)
+from ..core.state import RULE_ISOLATED_NORMAL, RULE_ISOLATED_URGENT, RULE_SHARED, ModuleState
 from ..crush_rules import CrushError, GenerateOptions, InstallResult, Tools, install, verify_live
-from ..crush_rules.rules import copy_rule_name
-from ..shell import compat
+from ..placement import registry
 from ..worker import KeyedWorker
+from .mgr_port import MgrPort
 
 REQUIRED_RULES = (RULE_ISOLATED_NORMAL, RULE_SHARED, RULE_ISOLATED_URGENT)
 
@@ -43,13 +34,7 @@ def drifted(failures: Any) -> list[str]:
 
 def rules_needed(state: ModuleState) -> list[str]:
     """The rules the managed pools' roles and strategies need."""
-    needed = list(REQUIRED_RULES)
-    for role in state.roles.values():
-        if role.role is Role.URGENT and role.placement is UrgentPlacement.HYBRID:
-            needed.append(RULE_HYBRID)
-        if role.strategy is Strategy.COPY and role.base_size:
-            needed.append(copy_rule_name(role.base_size))
-    return sorted(set(needed), key=needed.index)
+    return registry.rules_needed(state.roles.values(), REQUIRED_RULES)
 
 
 class MonCommands:
@@ -59,11 +44,11 @@ class MonCommands:
     the mgr (Rook hands the mon addresses to daemons on the command line).
     The mgr's caps ('allow profile mgr') include osd rw, which setcrushmap needs."""
 
-    def __init__(self, module: Any) -> None:
-        self._module = module
+    def __init__(self, mgr: MgrPort) -> None:
+        self._mgr = mgr
 
     def _call(self, cmd: dict[str, Any], inbuf: bytes = b"") -> bytes:
-        rc, out, err = compat.mon_command_bytes(self._module, cmd, inbuf)
+        rc, out, err = self._mgr.mon_bytes(cmd, inbuf)
         if rc != 0:
             raise CrushError(f"{cmd['prefix']} failed ({rc}): {err.strip()}")
         return out
@@ -78,10 +63,10 @@ class MonCommands:
 
 
 class RulesVerifier:
-    def __init__(self, module: Any, log: Any, release: Callable[[], str]) -> None:
-        self._cli = MonCommands(module)
-        self._log = log
-        self._release = release
+    def __init__(self, mgr: MgrPort) -> None:
+        self._cli = MonCommands(mgr)
+        self._log = mgr.log
+        self._release = mgr.crush_release
         self._lock = threading.Lock()
         self._installing = False
         self._repairs: list[str] = []
@@ -96,16 +81,13 @@ class RulesVerifier:
                 extra_normal: tuple[int, ...] = (), extra_copy: tuple[int, ...] = ()
                 ) -> GenerateOptions:
         """What to generate for the managed pools (and one being added):
-        weight sets for the move pools, a copy rule per copy pool size."""
-        move = set(state.pools(role=Role.NORMAL, strategy=Strategy.MOVE))
-        normal = tuple(sorted(move | set(extra_normal)))
-        hybrid = tuple(sorted(p for p, r in state.roles.items()
-                              if r.role is Role.URGENT and r.placement is UrgentPlacement.HYBRID))
+        the weight sets and copy rules their strategies need."""
+        needs = registry.needs(state.roles)
+        normal = tuple(sorted({p for p, n in needs.items() if n.weight_set} | set(extra_normal)))
+        hybrid = tuple(p for p, n in needs.items() if n.hybrid_weight_set)
         # a copy rule per size in use: `pool set` installs the one it needs,
         # and a region too small for one size must not fail the others
-        copy_sizes = set(extra_copy)
-        copy_sizes |= {r.base_size for r in state.roles.values()
-                       if r.strategy is Strategy.COPY and r.base_size}
+        copy_sizes = set(extra_copy) | {n.copy_size for n in needs.values() if n.copy_size}
         sizes = [view.pools[p].size for p in normal if p in view.pools]
         return GenerateOptions(
             normal_class=settings.normal_class, urgent_class=settings.urgent_class,

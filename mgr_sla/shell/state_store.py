@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
 
 from ..core.health import HealthChecks
 from ..core.state import STATE_KEY, ModuleState, StateError
+from .mgr_port import MgrPort
 
 
 class StateStore:
-    def __init__(self, get_store: Callable[[str], str | None],
-                 set_store: Callable[[str, str | None], None], log: Any,
-                 health: HealthChecks) -> None:
-        self._get_store = get_store
-        self._set_store = set_store
-        self._log = log
+    def __init__(self, mgr: MgrPort, health: HealthChecks) -> None:
+        self._get_store = mgr.get_store
+        self._set_store = mgr.set_store
+        self._log = mgr.log
         self._health = health
         self._state: ModuleState | None = None
         self._saved: str | None = None  # the text last written to the store

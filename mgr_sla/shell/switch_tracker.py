@@ -16,6 +16,7 @@ from ..core.cluster import (
 )
 from ..core.decision import Mode
 from ..core.state import SwitchRecord
+from .mgr_port import MgrPort
 
 # Per-pool misplaced ratios are read this often while no switch is watched.
 SLOW_READ_SECS = 30.0
@@ -32,10 +33,10 @@ class _Watch:
 
 
 class SwitchTracker:
-    def __init__(self, get: Callable[[str], Any], remote: Callable[..., Any], log: Any) -> None:
-        self._get = get
-        self._remote = remote
-        self._log = log
+    def __init__(self, mgr: MgrPort) -> None:
+        self._get = mgr.get
+        self._remote = mgr.remote
+        self._log = mgr.log
         self._watch: _Watch | None = None
         self._last_tti: float | None = None
         self._misplaced: dict[int, float] = {}

@@ -1,7 +1,8 @@
-"""One tick of the module: read from the mgr, call the pure step
-(tick.plan_tick), and hand the plan to the collaborators. The tick runs under
-the store's act lock (Module.tick); it takes the status lock only to read or
-record state, never across a mon round trip.
+"""One tick of the module in five steps: measure (read the mgr), plan (the
+pure step, tick.plan_tick), act (mon commands), track (the switch under way),
+persist (the mon store, health). The tick runs under the store's act lock
+(Module.tick); it takes the status lock once in each of measure, plan and
+track, to read or record state, never across a mon round trip.
 """
 from __future__ import annotations
 
@@ -23,13 +24,15 @@ from ..core.gates import (
 from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
 from ..core.settings import Settings
-from ..core.state import ModuleState, Role, Strategy, SwitchRecord, UrgentPlacement
+from ..core.state import ModuleState, PoolRole, Role, SwitchRecord, UrgentPlacement
 from ..core.tick import PoolNow, TickInputs, TickPlan, plan_tick
 from ..placement.placer import Placer
+from ..placement.registry import targets, weight_set_pools
 from .advice_commands import USAGE_KEY, Advisor
 from .balancer_guard import BalancerGuard
 from .cost_watch import CostWatch
 from .map_reader import MapReader
+from .mgr_port import MgrPort
 from .pool_activity import PoolActivity
 from .rules_verifier import RulesVerifier, rules_needed
 from .state_store import StateStore
@@ -41,16 +44,17 @@ REACTION_TARGET_SECS = 8.0
 
 
 @dataclass(frozen=True)
-class TickMgr:
-    """The mgr calls a tick makes (MgrModule's, late-bound by the module)."""
+class Measured:
+    """What the measure step read, for the steps after it."""
 
-    get: Callable[[str], Any]
-    get_osdmap: Callable[[], Any]
-    get_ceph_option: Callable[[str], Any]
-    set_store: Callable[[str, str | None], None]
-    set_health_checks: Callable[[dict[str, Any]], None]
-    cluster_log: Callable[[str], None]
-    log: Any
+    now: float
+    settings: Settings
+    maps: MapSnapshot
+    state: ModuleState  # the live record: read and written under the status lock
+    roles: dict[int, PoolRole]  # the managed pools as of this tick (a copy)
+    summary: dict[str, Any] | None  # pg_summary, unless every PG is active+clean
+    periods: Any  # the perf query's periods, or None (then df's counters)
+    df: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,7 @@ class Collaborators:
     activity: PoolActivity
     tracker: SwitchTracker
     rules: RulesVerifier
-    placement: Placer
+    placer: Placer
     costs: CostWatch
     advisor: Advisor
     health: HealthChecks
@@ -68,7 +72,7 @@ class Collaborators:
 
 
 class TickRunner:
-    def __init__(self, mgr: TickMgr, parts: Collaborators,
+    def __init__(self, mgr: MgrPort, parts: Collaborators,
                  settings: Callable[[], Settings]) -> None:
         self._mgr = mgr
         self._settings = settings
@@ -77,7 +81,7 @@ class TickRunner:
         self._activity = parts.activity
         self._tracker = parts.tracker
         self._rules = parts.rules
-        self._placement = parts.placement
+        self._placer = parts.placer
         self._costs = parts.costs
         self._advisor = parts.advisor
         self._health = parts.health
@@ -90,6 +94,21 @@ class TickRunner:
         self._pgs = PgCounts()
 
     def run(self, now: float) -> None:
+        seen = self._measure(now)
+        plan, switched = self._plan_step(seen)
+        if switched is not None:
+            # the switch is on record before its first command: a mgr that
+            # takes over mid-switch carries it on instead of switching back
+            self._store.save_text(switched)
+        failed, maps = self._act(seen, plan)
+        saved, usage = self._track_step(seen, maps, plan, failed)
+        self._persist(saved, usage)
+
+    # ---- measure -------------------------------------------------------------
+    def _measure(self, now: float) -> Measured:
+        """What the mgr holds now; the managed pools' roles as of this tick.
+        Per-pool rates are read for the managed pools only (at 1,000 pools
+        the others would cost a thousand samples a tick for nothing)."""
         settings = self._settings()
         maps = self._maps.current(now, settings.region_spec())
         self._pg_status = self._mgr.get("pg_status")
@@ -97,52 +116,38 @@ class TickRunner:
         with self._store.lock:
             state = self._store.state()
             self._forget_deleted_pools(state, maps)
-        self._measure(now, state, summary)
+            roles = dict(state.roles)
+        periods = self._activity.read(frozenset(roles))
+        df = None if periods is not None else self._mgr.get("df")
         self._costs.refresh(now, state, maps, settings)
         self._warn_positional(maps)
         self._warn_stats_period()
-        self._guard_balancer(state, maps)
-        with self._store.lock:
-            plan = self._plan(state, maps, summary, now)
-            if plan is not None:
-                self._record_plan(state, plan, maps.view.epoch, now)
-            switched = state.to_json() if plan is not None and plan.switch else None
-        if switched is not None:
-            # the switch is on record before its first command: a mgr that
-            # takes over mid-switch carries it on instead of switching back
-            self._store.save_text(switched)
-        # the mon round trips without the status lock: status never waits on them
-        failed = self._apply(plan.pool_changes) if plan is not None else []
-        self._place(state, now, plan is not None and not settings.dry_run)
-        with self._store.lock:
-            self.gates = (list(plan.gates) if plan is not None else []) + failed
-            self._track(state, now)
-            saved = state.to_json()
-            usage = self._advisor.record_usage(now, self.urgent_iops if any(
-                r.role is Role.URGENT for r in state.roles.values()) else None)
-        self._store.save_text(saved)
-        if usage is not None:
-            self._mgr.set_store(USAGE_KEY, usage)
-        self._mgr.set_health_checks(self.health_checks())
+        self._guard_balancer(roles, maps)
+        return Measured(now, settings, maps, state, roles, summary, periods, df)
 
-    def _measure(self, now: float, state: ModuleState, summary: dict[str, Any] | None
-                 ) -> None:
-        """Per-pool rates of the managed pools only (at 1,000 pools the others
-        would cost a thousand samples a tick for nothing), and latency."""
-        settings = self._settings()
+    def _fold(self, seen: Measured) -> None:
+        """The reads into the rate and latency windows (status and scrapes read them)."""
+        managed = frozenset(seen.roles)
+        urgent = sorted(p for p, r in seen.roles.items() if r.role is Role.URGENT)
+        settings = seen.settings
+        if seen.periods is not None:
+            self._activity.measure(seen.now, seen.periods, managed, urgent, settings.slo(),
+                                   settings.rate_window_secs, settings.slo_window_secs)
+        else:
+            self._activity.measure_df(seen.now, seen.df or {}, managed, seen.summary,
+                                      settings.rate_window_secs)
+        self.urgent_iops = self._activity.total_rate(urgent)
+
+    # ---- plan ----------------------------------------------------------------
+    def _plan_step(self, seen: Measured) -> tuple[TickPlan | None, str | None]:
+        """The plan, its decision recorded; the state to save first if it switches."""
         with self._store.lock:
-            managed = frozenset(state.roles)
-            urgent = state.pools(role=Role.URGENT)
-        periods = self._activity.read(managed)
-        df = None if periods is not None else self._mgr.get("df")
-        with self._store.lock:  # status and scrapes read the windows
-            if periods is not None:
-                self._activity.measure(now, periods, managed, urgent, settings.slo(),
-                                       settings.rate_window_secs, settings.slo_window_secs)
-            else:
-                self._activity.measure_df(now, df or {}, managed, summary,
-                                          settings.rate_window_secs)
-            self.urgent_iops = self._activity.total_rate(urgent)
+            self._fold(seen)
+            plan = self._plan(seen.state, seen.maps, seen.summary, seen.now)
+            if plan is None:
+                return None, None
+            self._record_plan(seen.state, plan, seen.maps.view.epoch, seen.now)
+            return plan, seen.state.to_json() if plan.switch else None
 
     def _plan(self, state: ModuleState, maps: MapSnapshot, summary: dict[str, Any] | None,
               now: float) -> TickPlan | None:
@@ -183,7 +188,7 @@ class TickRunner:
             sustain_secs=settings.sustain_secs,
             urgent_latency_ms=self._activity.urgent_latency_ms(), slo=settings.slo(),
             pools=[PoolNow(p, view.pools[p].name, role, view.rule_name(view.pools[p].rule_id),
-                           view.pools[p].size)
+                           view.pools[p].size, targets(role))
                    for p, role in sorted(state.roles.items()) if p in view.pools],
             blocked_before=frozenset(g.name.value for g in self.gates),
             keep_isolated=frozenset(self._costs.keep_isolated))
@@ -221,38 +226,62 @@ class TickRunner:
         self._mgr.cluster_log(message)
         if record.dry_run:
             return
-        self._placement.cancel_sends()
+        self._placer.cancel_sends()
         osdmap = self._mgr.get_osdmap()
         before: dict[str, list[int]] = {}
         for pool_id in self._normal_pools(state):
             before.update(osdmap.map_pool_pgs_up(pool_id))
         self._tracker.start(record, before)
 
+    # ---- act -----------------------------------------------------------------
+    def _act(self, seen: Measured, plan: TickPlan | None) -> tuple[list[Gate], MapSnapshot]:
+        """The plan's pool changes, then each pool's placement on the maps as
+        they are after them; mon round trips only, no status lock."""
+        failed = self._apply(plan.pool_changes) if plan is not None else []
+        maps = self._maps.current(seen.now, seen.settings.region_spec())
+        self._place(seen.roles, maps, plan is not None and not seen.settings.dry_run)
+        return failed, maps
+
     def _apply(self, changes: Any) -> list[Gate]:
         if not changes:
             return []
-        failed, changed = self._placement.apply(changes)
+        failed, changed = self._placer.apply(changes)
         if changed:
             self._maps.mark_dirty()
-            epoch = self._placement.current_epoch()
+            epoch = self._placer.current_epoch()
             if epoch is not None:
                 self._tracker.placed_at(epoch)
         return failed
 
-    def _place(self, state: ModuleState, now: float, place: bool) -> None:
-        maps = self._maps.current(now, self._settings().region_spec())
+    def _place(self, roles: dict[int, PoolRole], maps: MapSnapshot, may_act: bool) -> None:
         pgs, misplaced = self._pgs, float(self._pg_status.get("misplaced_ratio", 0.0))
         # placing replicas on urgent OSDs moves data: as the balancer, only
         # with every PG active, none degraded, misplaced under the limit
         hold = bool(pgs.inactive or pgs.degraded or pgs.unknown
                     or misplaced > self.max_misplaced())
-        with self._store.lock:
-            batch = self._placement.check(state, maps, place, hold)
+        batch = self._placer.check(roles, maps, may_act, hold)
         if batch:
-            self._placement.send(batch, self._tracker.placed_at, self._maps.mark_dirty)
+            self._placer.send(batch, self._tracker.placed_at, self._maps.mark_dirty)
 
-    def _track(self, state: ModuleState, now: float) -> None:
-        maps = self._maps.current(now, self._settings().region_spec())
+    # ---- track and persist -----------------------------------------------------
+    def _track_step(self, seen: Measured, maps: MapSnapshot, plan: TickPlan | None,
+                    failed: list[Gate]) -> tuple[str, str | None]:
+        """The gates and the switch under way; the state and usage to save."""
+        state = seen.state
+        with self._store.lock:
+            self.gates = (list(plan.gates) if plan is not None else []) + failed
+            self._track(state, maps, seen.now)
+            usage = self._advisor.record_usage(seen.now, self.urgent_iops if any(
+                r.role is Role.URGENT for r in state.roles.values()) else None)
+            return state.to_json(), usage
+
+    def _persist(self, saved: str, usage: str | None) -> None:
+        self._store.save_text(saved)
+        if usage is not None:
+            self._mgr.set_store(USAGE_KEY, usage)
+        self._mgr.set_health_checks(self.health_checks())
+
+    def _track(self, state: ModuleState, maps: MapSnapshot, now: float) -> None:
         normal = self._normal_pools(state)
         osdmap = self._mgr.get_osdmap()
 
@@ -263,7 +292,7 @@ class TickRunner:
             return out
         self._tracker.track(maps.view.epoch, normal,
                             maps.view.osds_of_class(self._settings().urgent_class), after_up,
-                            bool(self._placement.pending), now)
+                            bool(self._placer.pending), now)
 
     def _health_snapshot(self, state: ModuleState, maps: MapSnapshot, now: float
                          ) -> ClusterHealth:
@@ -271,13 +300,13 @@ class TickRunner:
         classes = {settings.normal_class, settings.urgent_class}
         missing = tuple(r for r in rules_needed(state) if r not in view.rules)
         unverified = None
-        move = state.pools(role=Role.NORMAL, strategy=Strategy.MOVE)
-        # the weight sets (R4/R5) serve the move pools only; a copy rule was
-        # verified on its pool's PGs when `pool set` installed it, and carries
-        # no weights to drift
-        if not missing and move:
+        weighted = weight_set_pools(state.roles)
+        # the weight sets (R4/R5) serve only the pools that map through them; a
+        # copy rule was verified on its pool's PGs when `pool set` installed
+        # it, and carries no weights to drift
+        if not missing and weighted:
             unverified = self._rules.unverified_reason(
-                view, move, self._rules.options(settings, state, view))
+                view, weighted, self._rules.options(settings, state, view))
         return ClusterHealth(
             pgs=self._pgs, misplaced_ratio=float(self._pg_status.get("misplaced_ratio", 0.0)),
             down_osds=tuple(o for o in view.down_in_osds if view.device_class.get(o) in classes),
@@ -287,7 +316,7 @@ class TickRunner:
             switches_last_day=sum(1 for r in state.history
                                   if not r.dry_run and r.time >= now - 86400),
             max_switches_per_day=settings.max_switches_per_day,
-            own_move_in_flight=bool(self._placement.pending) or self._tracker.sharing)
+            own_move_in_flight=bool(self._placer.pending) or self._tracker.sharing)
 
     def max_misplaced(self) -> float:
         """Our option, or the balancer's target_max_misplaced_ratio (-1, default)."""
@@ -330,11 +359,10 @@ class TickRunner:
              "default), and check the mgr is not overloaded ('ceph mgr dump')"] if slow else [],
             "mgr_stats_period makes the sla reaction target unreachable")
 
-    def _guard_balancer(self, state: ModuleState, maps: MapSnapshot) -> None:
+    def _guard_balancer(self, roles: dict[int, PoolRole], maps: MapSnapshot) -> None:
         """The pools sla places (normal, hybrid urgent) out of the balancer's reach."""
-        with self._store.lock:
-            placed = [p for p, r in state.roles.items()
-                      if r.role is Role.NORMAL or r.placement is UrgentPlacement.HYBRID]
+        placed = [p for p, r in roles.items()
+                  if r.role is Role.NORMAL or r.placement is UrgentPlacement.HYBRID]
         view = maps.view
         self._balancer.guard(view.epoch, view.pools, placed,
                              {p: i.name for p, i in view.pools.items()})

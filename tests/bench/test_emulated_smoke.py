@@ -36,12 +36,12 @@ PROVENANCE = {"commit", "date", "command", "machine", "ceph_release", "placement
 
 
 def test_model_gain_is_the_modules():
-    from mgr_sla.core import switch_cost
     from mgr_sla.core.state import Strategy
+    from mgr_sla.placement.registry import MODELS
     for strategy in S.STRATEGIES:
         for r in (0.0, 0.7, 1.0):
-            assert model_gain(strategy, r, 3, 0.25) == switch_cost._gain(
-                Strategy(strategy), r, 3, 0.25)
+            assert model_gain(strategy, r, 3, 0.25) == MODELS[Strategy(strategy)].gain(
+                r, 3, 0.25)
     assert model_gain("copy", 0.0, 3, 0.0) == 1.0  # every copy acks a write
     assert model_gain("copy", 0.7, 3, 0.0) > 1.0
 

@@ -165,12 +165,24 @@ def scrape(port: int) -> str | None:
         return None
 
 
+def refused(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=3).close()
+    except ConnectionRefusedError:
+        return True
+    except OSError:
+        pass
+    return False
+
+
 def test_metrics_endpoint_stops_with_the_module_and_comes_back(sla_pools: Cluster) -> None:
     port = ports(sla_pools)["SLA_METRICS_PORT"]
     assert "ceph_sla_mode" in (scrape(port) or "")
     sla_pools.ceph("mgr", "module", "disable", "sla")
     try:
-        wait_for("the port to be free", lambda: scrape(port) is None, 60)
+        # A failed scrape is not enough: a listener that no longer accepts
+        # still takes the connection and times the scrape out.
+        wait_for("nobody to listen on the port", lambda: refused(port), 60)
         with socket.socket() as s:  # nobody listens: the server really closed it
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # scrapes' TIME_WAITs
             s.bind(("127.0.0.1", port))

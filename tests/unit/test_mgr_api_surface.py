@@ -161,10 +161,13 @@ class Collector(ast.NodeVisitor):
         self._osdmaps = outer
 
     def _mgr_attr(self, node: ast.Attribute) -> str | None:
-        """`X` when node is `self.X` (MgrModule subclass), `module.X` or `super().X`."""
+        """`X` when node is `self.X` (MgrModule subclass), `module.X` (compat.py),
+        `self._module.X` (module_port.py) or `super().X`."""
         base = node.value
         if isinstance(base, ast.Name) and base.id == "module" and self.path.name == "compat.py":
             return node.attr
+        if ast.unparse(base) == "self._module" and self.path.name == "module_port.py":
+            return node.attr  # the port's adapter: every call of it is the MgrModule's
         if isinstance(base, ast.Name) and base.id == "self" and self._mgr_class is not None \
                 and node.attr not in self._mgr_class:
             return node.attr

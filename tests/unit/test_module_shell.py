@@ -4,6 +4,7 @@ ceph-mgr is what tests/integration covers."""
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -43,7 +44,7 @@ def ticks(m: Any, n: int) -> None:
     for _ in range(n):
         m.tick()
         m._rules.wait(5)
-        m._placement.move.sender.wait(5)  # the upmap batch goes out on its own thread
+        m._placer.move.sender.wait(5)  # the upmap batch goes out on its own thread
 
 
 def test_quiet_cluster_shares_with_upmaps_then_load_isolates(cluster: FakeCluster) -> None:
@@ -385,14 +386,14 @@ def test_urgent_load_isolates_while_the_upmap_batch_is_still_going_out(
         for _ in range(4):
             m.tick()
             m._rules.wait(5)
-        assert cluster.rule_of(2) == "sla_shared" and m._placement.move.sender.busy()
+        assert cluster.rule_of(2) == "sla_shared" and m._placer.move.sender.busy()
         cluster.ops[1] += 10_000
         m.tick()  # does not wait for the batch
         assert cluster.rule_of(2) == "sla_isolated_normal"
     finally:
         release.set()
-        m._placement.move.sender.wait(10)
-    assert not m._placement.move.sender.busy()
+        m._placer.move.sender.wait(10)
+    assert not m._placer.move.sender.busy()
     assert len(upmaps_sent) <= UPMAP_PARALLEL  # the round in flight, no more
 
 
@@ -559,3 +560,46 @@ def test_a_cluster_below_luminous_is_refused_with_the_command_that_fixes_it(
     # the fix just run, the mgr's copy of the map not there yet: the mon's floor counts
     cluster.mon_min_compat_client = "luminous"
     assert m.cmd_pool_set("other", role=_role("normal")).retval == 0
+
+
+class _CountingLock:
+    """The status lock, counting the sections entered from outside (not re-entries)."""
+
+    def __init__(self, lock: Any) -> None:
+        self._lock, self.depth, self.sections = lock, 0, 0
+        self.holder: int | None = None
+
+    def __enter__(self) -> Any:
+        self._lock.__enter__()
+        self.depth += 1
+        self.sections += self.depth == 1
+        self.holder = threading.get_ident()
+        return self
+
+    def __exit__(self, *exc: Any) -> Any:
+        self.depth -= 1
+        if not self.depth:
+            self.holder = None
+        return self._lock.__exit__(*exc)
+
+
+@pytest.mark.parametrize("ticks_before", [1, 4])  # isolated (a switch), then shared
+def test_a_tick_takes_the_status_lock_once_per_step(cluster: FakeCluster,
+                                                    ticks_before: int) -> None:
+    """measure, plan, track: three sections; act and persist (the mon and the
+    store's round trips) run without it."""
+    m = managed(cluster, {})
+    ticks(m, ticks_before)
+    counting = _CountingLock(m._store.lock)
+    m._store.lock = counting
+    mon_calls_locked: list[str] = []
+    real = cluster.mon_command
+
+    def watched(cmd: dict[str, Any]) -> Any:
+        if counting.holder == threading.get_ident():
+            mon_calls_locked.append(cmd["prefix"])
+        return real(cmd)
+    cluster.mon_command = watched  # type: ignore[method-assign]
+    m.tick()
+    assert counting.sections == 3
+    assert mon_calls_locked == []

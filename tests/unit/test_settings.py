@@ -15,7 +15,7 @@ def test_every_setting_has_one_option_spec_and_the_default_lives_in_settings() -
 
 
 def test_placement_defaults_are_the_generators() -> None:
-    d = crush_rules.DEFAULT_PLACEMENT
+    d = crush_rules.DEFAULT_SCOPE
     s = Settings()
     assert (s.normal_class, s.urgent_class, s.failure_domain) == (
         d.normal_class, d.urgent_class, d.failure_domain)

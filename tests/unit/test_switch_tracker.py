@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+from types import SimpleNamespace
 from typing import Any
 
 from mgr_sla.core.state import SwitchRecord
@@ -11,8 +12,9 @@ URGENT = frozenset({6, 7})
 
 
 def _tracker(stats: list[dict[str, Any]]) -> SwitchTracker:
-    return SwitchTracker(lambda what: {"pg_stats": stats} if what == "pg_stats" else {},
-                         lambda *a, **k: None, logging.getLogger("sla-test"))
+    mgr = SimpleNamespace(get=lambda what: {"pg_stats": stats} if what == "pg_stats" else {},
+                          remote=lambda *a, **k: None, log=logging.getLogger("sla-test"))
+    return SwitchTracker(mgr)  # type: ignore[arg-type]  # the calls it makes, no more
 
 
 def _isolating(tracker: SwitchTracker) -> SwitchRecord:

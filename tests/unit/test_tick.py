@@ -9,10 +9,16 @@ from mgr_sla.core.decision import DecisionState, Mode, Thresholds
 from mgr_sla.core.gates import ClusterHealth, PgCounts
 from mgr_sla.core.state import PoolRole, Role, Strategy, UrgentPlacement
 from mgr_sla.core.tick import PoolNow, TickInputs, TickPlan, plan_tick
+from mgr_sla.placement.registry import targets
 
 CLEAN = ClusterHealth(PgCounts(total=64), misplaced_ratio=0.0)
 NORMAL = PoolRole(Role.NORMAL)
 URGENT = PoolRole(Role.URGENT)
+
+
+def pool_now(pool_id: int, name: str, role: PoolRole, rule: str, size: int = 0) -> PoolNow:
+    """The pool as the shell hands it over: with its strategy's targets."""
+    return PoolNow(pool_id, name, role, rule, size, targets(role))
 
 
 def rules(plan: TickPlan) -> list[tuple[int, str, str, str]]:
@@ -24,8 +30,8 @@ def inputs(**kw: object) -> TickInputs:
         now=1000.0, state=DecisionState(Mode.ISOLATED, 0.0, quiet_since=0.0), urgent_iops=0.0,
         thresholds=Thresholds(100.0, 50.0), min_dwell_secs=60.0, health=CLEAN,
         max_misplaced_ratio=0.05,
-        pools=(PoolNow(1, "fast", URGENT, "sla_isolated_urgent"),
-               PoolNow(2, "bulk", NORMAL, "sla_isolated_normal")))
+        pools=(pool_now(1, "fast", URGENT, "sla_isolated_urgent"),
+               pool_now(2, "bulk", NORMAL, "sla_isolated_normal")))
     return replace(base, **kw)  # type: ignore[arg-type]
 
 
@@ -38,14 +44,14 @@ def test_quiet_past_the_dwell_shares_and_moves_the_normal_pool() -> None:
 def test_nothing_to_do_when_the_pools_are_where_the_mode_wants() -> None:
     shared = DecisionState(Mode.SHARED, 0.0, quiet_since=0.0)
     plan = plan_tick(inputs(state=shared, pools=(
-        PoolNow(2, "bulk", NORMAL, "sla_shared"),)))
+        pool_now(2, "bulk", NORMAL, "sla_shared"),)))
     assert not plan.switch and plan.pool_changes == () and plan.gates == ()
 
 
 def test_urgent_load_isolates_at_once() -> None:
     shared = DecisionState(Mode.SHARED, 0.0, quiet_since=0.0)
     plan = plan_tick(inputs(state=shared, urgent_iops=500.0,
-                            pools=(PoolNow(2, "bulk", NORMAL, "sla_shared"),)))
+                            pools=(pool_now(2, "bulk", NORMAL, "sla_shared"),)))
     assert plan.switch and plan.state.mode is Mode.ISOLATED
     assert rules(plan) == [(2, "bulk", "sla_shared", "sla_isolated_normal")]
     assert "high threshold" in plan.decision.reason
@@ -82,7 +88,7 @@ def test_isolation_is_held_only_by_inactive_pgs_or_missing_rules(health: Cluster
                                                                  blocks: bool) -> None:
     shared = DecisionState(Mode.SHARED, 0.0)
     plan = plan_tick(inputs(state=shared, urgent_iops=500.0, health=health,
-                            pools=(PoolNow(2, "bulk", NORMAL, "sla_shared"),)))
+                            pools=(pool_now(2, "bulk", NORMAL, "sla_shared"),)))
     assert plan.switch is not blocks
     assert bool(plan.gates) is blocks
 
@@ -99,8 +105,8 @@ def test_pools_converge_to_the_mode_in_force_while_a_switch_is_blocked() -> None
     """A new urgent pool still reaches its region while shared waits."""
     degraded = replace(CLEAN, pgs=PgCounts(64, degraded=2))
     plan = plan_tick(inputs(health=degraded, pools=(
-        PoolNow(1, "fast", URGENT, "replicated_rule"),
-        PoolNow(2, "bulk", NORMAL, "sla_isolated_normal"))))
+        pool_now(1, "fast", URGENT, "replicated_rule"),
+        pool_now(2, "bulk", NORMAL, "sla_isolated_normal"))))
     assert not plan.switch
     assert rules(plan) == [(1, "fast", "replicated_rule",
                                             "sla_isolated_urgent")]
@@ -108,7 +114,7 @@ def test_pools_converge_to_the_mode_in_force_while_a_switch_is_blocked() -> None
 
 def test_hybrid_urgent_pool_wants_sla_hybrid() -> None:
     hybrid = PoolRole(Role.URGENT, UrgentPlacement.HYBRID)
-    plan = plan_tick(inputs(urgent_iops=60.0, pools=(PoolNow(1, "fast", hybrid,
+    plan = plan_tick(inputs(urgent_iops=60.0, pools=(pool_now(1, "fast", hybrid,
                                                              "sla_isolated_urgent"),)))
     assert rules(plan) == [(1, "fast", "sla_isolated_urgent", "sla_hybrid")]
 
@@ -132,24 +138,29 @@ COPY = PoolRole(Role.NORMAL, strategy=Strategy.COPY, base_size=3, base_min_size=
 
 
 def test_a_copy_pool_shares_by_one_more_copy_and_isolates_by_dropping_it() -> None:
-    plan = plan_tick(inputs(pools=(PoolNow(2, "bulk", COPY, "sla_copy_3", 3),)))
+    plan = plan_tick(inputs(pools=(pool_now(2, "bulk", COPY, "sla_copy_3", 3),)))
     assert plan.switch and len(plan.pool_changes) == 1
     change = plan.pool_changes[0]
     assert (change.to_rule, change.from_size, change.to_size) == ("sla_copy_3", 3, 4)
     assert change.toward_shared and change.size_changes and not change.rule_changes
     shared = DecisionState(Mode.SHARED, 0.0, quiet_since=0.0)
     plan = plan_tick(inputs(state=shared, urgent_iops=500.0,
-                            pools=(PoolNow(2, "bulk", COPY, "sla_copy_3", 4),)))
+                            pools=(pool_now(2, "bulk", COPY, "sla_copy_3", 4),)))
     change = plan.pool_changes[0]
     assert (change.from_size, change.to_size, change.toward_shared) == (4, 3, False)
 
 
 def test_a_pool_kept_isolated_does_not_follow_shared_mode() -> None:
-    plan = plan_tick(inputs(pools=(PoolNow(2, "bulk", COPY, "sla_copy_3", 3),),
+    plan = plan_tick(inputs(pools=(pool_now(2, "bulk", COPY, "sla_copy_3", 3),),
                             keep_isolated=frozenset({2})))
     assert plan.switch and plan.pool_changes == ()
     # and a kept pool that is shared goes back
     shared = DecisionState(Mode.SHARED, 0.0, quiet_since=0.0)
-    plan = plan_tick(inputs(state=shared, pools=(PoolNow(2, "bulk", COPY, "sla_copy_3", 4),),
+    plan = plan_tick(inputs(state=shared, pools=(pool_now(2, "bulk", COPY, "sla_copy_3", 4),),
                             keep_isolated=frozenset({2})))
     assert [(c.from_size, c.to_size) for c in plan.pool_changes] == [(4, 3)]
+
+
+def test_a_pool_without_a_target_for_the_mode_is_left_alone() -> None:
+    plan = plan_tick(inputs(pools=(PoolNow(2, "bulk", NORMAL, "sla_isolated_normal"),)))
+    assert plan.switch and plan.pool_changes == ()

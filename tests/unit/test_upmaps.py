@@ -211,6 +211,25 @@ def test_mapping_faults_names_each_kind() -> None:
     assert faults.no_normal == ("1.2",)
 
 
+def test_one_fault_check_for_every_strategy_and_the_planner() -> None:
+    """pg_faults is the check: holes are no OSD (an EC pool short of two
+    shards is not "one OSD twice"), an OSD of a class outside the regions
+    twice still is, and a copy pool counts domains among its normal copies."""
+    from mgr_sla.core.upmap.planner import _faulty
+    from mgr_sla.core.upmap.regions import CRUSH_ITEM_NONE, pg_faults
+    regions = mixed_hosts()
+    none = CRUSH_ITEM_NONE
+    assert pg_faults([0, none, none], regions, need_normal=True) == (False, False, False)
+    assert pg_faults([0, 40, 40], regions, need_normal=True)[0]  # 40: no region's OSD
+    # osd 1 (ssd) shares host -100 with osd 0 (hdd): a copy pool's urgent copy may
+    assert pg_faults([1, 0, 2], regions, True) == (False, True, False)
+    assert pg_faults([1, 0, 2], regions, True, domains_of="hdd") == (False, False, False)
+    assert pg_faults([1, 0, 2, 4], regions, True, domains_of="hdd") == (False, False, False)
+    assert pg_faults([1, 0, 6, 2], regions, True, domains_of="ssd") == (False, False, False)
+    for up in ([0, 0, 2], [0, 1, 2], [1, 3, 5], [0, 2, 4], [0, none, none]):
+        assert _faulty(up, regions, True) == any(pg_faults(up, regions, True))
+
+
 def test_maps_from_mgr_dumps() -> None:
     crush = {
         "types": [{"type_id": 0, "name": "osd"}, {"type_id": 1, "name": "host"},

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 from .fill import Draft, Swap, fill_unused
 from .pg_ids import merge_bound_seeds, no_entry_seeds, parse_pgid, pgid_of, placement_seed
 from .pg_plan import harmless_pairs, plan_pg, raw_set, share_ranks, target_urgent_share
-from .regions import Pairs, Regions
+from .regions import Pairs, Regions, pg_faults
 
 if TYPE_CHECKING:
     from ..cluster import PoolInfo
@@ -90,9 +90,9 @@ def _same(a: Iterable[Sequence[int]], b: Iterable[Sequence[int]]) -> bool:
 
 def plan_pool(pool_id: int, up_sets: Mapping[str, Sequence[int]],
               current: Mapping[str, Pairs], regions: Regions, size: int,
-              placement: str, cache: dict[Any, Any] | None = None, *,
+              goal: str, cache: dict[Any, Any] | None = None, *,
               pool: PoolInfo | None = None) -> PoolPlan:
-    """placement: 'shared' or 'hybrid' (this module's entries wanted), or
+    """goal: 'shared' or 'hybrid' (this module's entries wanted), or
     'isolated' (no entry may send a replica to an urgent OSD; the harmless
     pairs of an entry stay).
 
@@ -101,8 +101,8 @@ def plan_pool(pool_id: int, up_sets: Mapping[str, Sequence[int]],
     (their entries go by themselves), PGs a merge will still touch get no
     new entry, and a PG maps like its placement seed. Without it every PG
     given is planned on its own seed, as before."""
-    planner = _PoolPlanner(pool_id, current, regions, size, placement, cache, pool)
-    if placement == "isolated":
+    planner = _PoolPlanner(pool_id, current, regions, size, goal, cache, pool)
+    if goal == "isolated":
         return planner.isolated(up_sets)
     drafts = [d for pgid, up in sorted(up_sets.items())
               if (d := planner.draft(pgid, up)) is not None]
@@ -123,20 +123,20 @@ class _PoolPlanner:
     """plan_pool's working state: one pool, one epoch."""
 
     def __init__(self, pool_id: int, current: Mapping[str, Pairs], regions: Regions,
-                 size: int, placement: str, cache: dict[Any, Any] | None,
+                 size: int, goal: str, cache: dict[Any, Any] | None,
                  pool: PoolInfo | None) -> None:
         self.pool_id, self.current, self.regions = pool_id, current, regions
-        self.size, self.placement, self.cache = size, placement, cache
+        self.size, self.goal, self.cache = size, goal, cache
         self.urgent = {o for o, p in regions.osds.items() if p.cls == regions.urgent_class}
         self.share = target_urgent_share(regions, size)
-        self.hybrid = placement == "hybrid"
-        self.need_normal = placement == "shared"
+        self.hybrid = goal == "hybrid"
+        self.need_normal = goal == "shared"
         self.pg_num = pool.pg_num if pool is not None else 0
         self.pgp_num = pool.pgp_num if pool is not None else 0
         self.gone = no_entry_seeds(pool) if pool is not None else frozenset()
         self.bound = merge_bound_seeds(pool) if pool is not None else frozenset()
         self.places = _places(pool_id, self.pgp_num, cache) \
-            if placement == "shared" and self.pgp_num > 0 else {}
+            if goal == "shared" and self.pgp_num > 0 else {}
         self.held = 0  # PGs left out of the drafts this epoch (short, down, merging)
         self.wanted: dict[str, Pairs] = {}
         self.set_items: dict[str, Pairs] = {}
@@ -174,7 +174,7 @@ class _PoolPlanner:
                         frozenset(self.set_items))
 
     def _breaks(self, up: Sequence[int]) -> bool:
-        return _breaks_placement(up, self.regions, self.need_normal)
+        return _faulty(up, self.regions, self.need_normal)
 
     def draft(self, pgid: str, up: Sequence[int]) -> Draft | None:
         """One PG's own draw, or None for a PG left as it is this time."""
@@ -206,7 +206,7 @@ class _PoolPlanner:
             ours = [(a, b) for a, b in foreign if b in self.urgent]
             source = ours[0][0] if len(ours) == 1 else raw[0]
         place = self.places.get(seed)
-        pairs = _planned(pgid, raw, self.regions, self.share, self.placement, keep, seed,
+        pairs = _planned(pgid, raw, self.regions, self.share, self.goal, keep, seed,
                          source, self.cache, place)
         return Draft(pgid, up, have, raw, seed, keep, source, place, foreign,
                      pairs)
@@ -217,7 +217,7 @@ class _PoolPlanner:
         the fill of the last whole view stands (kept in `cache`, which lives
         while the regions do; up and down is not part of them), so an OSD
         going down and coming back changes no entry here either."""
-        if self.placement != "shared":
+        if self.goal != "shared":
             return {}
         key = ("fill", self.pool_id, self.pgp_num)
         if self.held and self.cache is not None and key in self.cache:
@@ -280,10 +280,10 @@ def _places(pool_id: int, pgp_num: int, cache: dict[Any, Any] | None) -> dict[in
     return places
 
 
-def _planned(pgid: str, raw: Sequence[int], regions: Regions, share: float, placement: str,
+def _planned(pgid: str, raw: Sequence[int], regions: Regions, share: float, goal: str,
              keep: Pairs, seed: int, source: int | None,
              cache: dict[Any, Any] | None, place: float | None = None) -> Pairs:
-    hybrid = placement == "hybrid"
+    hybrid = goal == "hybrid"
     if cache is None:
         return plan_pg(pgid, raw, regions, share, hybrid, keep=keep, seed=seed, source=source,
                        place=place)
@@ -291,7 +291,7 @@ def _planned(pgid: str, raw: Sequence[int], regions: Regions, share: float, plac
     # pool's seeds), the set of its CRUSH mapping, the kept pairs, the share
     # and the regions only (plus, for hybrid, the replica that moves): the
     # caller keeps `cache` while the regions stay (Regions.fingerprint).
-    ckey = (parse_pgid(pgid)[0], seed, tuple(sorted(raw)), keep, share, placement,
+    ckey = (parse_pgid(pgid)[0], seed, tuple(sorted(raw)), keep, share, goal,
             source if hybrid else None, place)
     pairs = cache.get(ckey)
     if pairs is None:
@@ -300,13 +300,8 @@ def _planned(pgid: str, raw: Sequence[int], regions: Regions, share: float, plac
     return pairs
 
 
-def _breaks_placement(up: Sequence[int], regions: Regions, need_normal: bool) -> bool:
-    """An OSD twice, a failure domain twice or (need_normal) no normal
-    replica in one up set (mapping_faults for one PG)."""
-    osds = [regions.osds[o] for o in up if o in regions.osds]
-    if len(set(up)) != len(up) or len({p.domain for p in osds}) != len(osds):
-        return True
-    return need_normal and bool(osds) and not any(p.cls == regions.normal_class for p in osds)
+def _faulty(up: Sequence[int], regions: Regions, need_normal: bool) -> bool:
+    return any(pg_faults(up, regions, need_normal))
 
 
 def commands(plan: PoolPlan, placing: bool = True) -> list[dict[str, Any]]:

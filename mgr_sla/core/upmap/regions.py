@@ -17,6 +17,7 @@ Pairs = tuple[tuple[int, int], ...]
 MASK64 = (1 << 64) - 1
 
 _SEED = 0x9E3779B97F4A7C15
+CRUSH_ITEM_NONE = 0x7FFFFFFF  # an up set's hole: an EC shard without an OSD
 
 
 def mix(x: int, v: int) -> int:
@@ -123,19 +124,34 @@ class MappingFaults:
         return bool(self.osd_twice or self.domain_twice or self.no_normal)
 
 
+def pg_faults(up: Sequence[int], regions: Regions, need_normal: bool,
+              domains_of: str | None = None) -> tuple[bool, bool, bool]:
+    """One up set: (an OSD twice, a failure domain twice, no normal replica).
+    The one check of what must never be true, for every pool and strategy.
+    Holes (an EC shard without an OSD) are no OSD; `domains_of` counts failure
+    domains among that class's OSDs only (a copy pool's urgent copy may share
+    a domain with a normal one: two takes in one rule do not see each other)."""
+    ids = [o for o in up if 0 <= o < CRUSH_ITEM_NONE]
+    osds = [regions.osds[o] for o in ids if o in regions.osds]
+    scoped = osds if domains_of is None else [p for p in osds if p.cls == domains_of]
+    return (len(set(ids)) != len(ids),
+            len({p.domain for p in scoped}) != len(scoped),
+            need_normal and bool(osds) and not any(p.cls == regions.normal_class
+                                                    for p in osds))
+
+
 def mapping_faults(up_sets: Mapping[str, Sequence[int]], regions: Regions,
-                   need_normal: bool) -> MappingFaults:
-    """Check real up sets (upmaps included) for an OSD or a failure domain
-    used twice and, for normal pools, a PG without a normal replica."""
+                   need_normal: bool, domains_of: str | None = None) -> MappingFaults:
+    """Check real up sets (upmaps included) with `pg_faults`, PG by PG."""
     twice, domains, no_normal = [], [], []
     for pgid, up in sorted(up_sets.items()):
-        osds = [o for o in up if o in regions.osds]
-        if len(set(osds)) != len(osds):
+        osd_twice, domain_twice, without_normal = pg_faults(up, regions, need_normal,
+                                                            domains_of)
+        if osd_twice:
             twice.append(pgid)
-        if len({regions.osds[o].domain for o in osds}) != len(osds):
+        if domain_twice:
             domains.append(pgid)
-        if need_normal and osds and not any(
-                regions.osds[o].cls == regions.normal_class for o in osds):
+        if without_normal:
             no_normal.append(pgid)
     return MappingFaults(tuple(twice), tuple(domains), tuple(no_normal))
 

@@ -16,7 +16,7 @@ from crush_rules.crushtext import (
     replace_owned,
     with_exact_weights,
 )
-from crush_rules.rules import Placement
+from crush_rules.rules import RuleScope
 from crush_rules.tools import Tools
 from crush_rules.topology import Topology, analyse
 from crush_rules.weightsets import flat_choose_args
@@ -41,7 +41,7 @@ def old_shared_args(crush: CrushMap, topo: Topology) -> tuple[ChooseArg, ...]:
 
 
 def old_hybrid_args(crush: CrushMap, topo: Topology) -> tuple[ChooseArg, ...]:
-    normal, urgent = topo.placement.normal_class, topo.placement.urgent_class
+    normal, urgent = topo.scope.normal_class, topo.scope.urgent_class
     return tuple(
         ChooseArg(b.id, (_class_row(crush, b.id, urgent),)
                   + (_class_row(crush, b.id, normal),) * (topo.size - 1))
@@ -64,7 +64,7 @@ def with_positional_sets(
 ) -> bytes:
     """``binary`` with old-style positional weight sets for the given pool ids."""
     crush = crushmap_from_dump(tools.dump(binary))
-    topo = analyse(crush, Placement(), size)
+    topo = analyse(crush, RuleScope(), size)
     blocks = with_exact_weights(parse_blocks(tools.decompile(binary)), crush)
     args = {p: old_shared_args(crush, topo) for p in shared}
     args.update({p: old_hybrid_args(crush, topo) for p in hybrid})

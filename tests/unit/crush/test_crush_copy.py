@@ -42,7 +42,7 @@ from crush_rules.generate import (
     synthetic_osdmap,
     verify_map,
 )
-from crush_rules.rules import Placement
+from crush_rules.rules import RuleScope
 from crush_rules.sampling import Pool, map_rule, pool_sizes_needed, rule_at_size, rule_blocks
 from crush_rules.topology import analyse
 from crush_rules.verify import Layout, check_copy, copy_failures
@@ -51,7 +51,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "crush_topologies"
 REAL = ROOT / "data" / "real-maps" / "pcadmin-second-device-class.txt"
 TOOLS = Tools()
-PAPER = Placement()
+PAPER = RuleScope()
 
 
 def _binary(name: str) -> bytes:
@@ -93,7 +93,7 @@ def test_copy_rule_steps():
         "take default class ssd", "chooseleaf firstn -3 type host", "emit",
         "take default class hdd", "chooseleaf firstn 3 type host", "emit",
     ]
-    rack = Placement("top", "rack", "hdd7", "nvme")
+    rack = RuleScope("top", "rack", "hdd7", "nvme")
     assert R.copy_rule_steps(1, rack) == [
         "take top class nvme", "chooseleaf firstn -1 type rack", "emit",
         "take top class hdd7", "chooseleaf firstn 1 type rack", "emit",

@@ -23,7 +23,7 @@ from crush_rules.generate import (
     verify_map,
     verify_rules,
 )
-from crush_rules.rules import Placement
+from crush_rules.rules import RuleScope
 from crush_rules.tools import Tools
 from crush_rules.topology import analyse
 from crush_rules.weightsets import positional_pools
@@ -98,12 +98,12 @@ def test_regenerating_is_idempotent(name):
 def test_naive_two_emit_rule_is_caught_on_mixed_hosts():
     binary = _binary("paper")
     crush = crushmap_from_dump(TOOLS.dump(binary))
-    topo = analyse(crush, Placement(), 3)
+    topo = analyse(crush, RuleScope(), 3)
     blocks = with_exact_weights(parse_blocks(TOOLS.decompile(binary)), crush)
     osdmap = synthetic_osdmap(TOOLS, crush, 3, 1024)
     plan = synthetic_plan(osdmap, 1024, None, None, (None, None))
     report = verify_rules(TOOLS, blocks, crush, topo, plan,
-                          extra_rules={"naive_two_emit": R.naive_two_emit_steps(Placement())})
+                          extra_rules={"naive_two_emit": R.naive_two_emit_steps(RuleScope())})
     naive = report.rules["naive_two_emit"]
     assert naive.failure_domain_violations > 300  # measured 506/1024 in the facts file
     assert any("naive_two_emit" in f and "failure domain" in f for f in report.failures)
@@ -113,7 +113,7 @@ def test_different_roots_pair_moves_far_more_than_needed():
     """isolated (take default class hdd) vs plain Map_all (take default), no choose_args."""
     binary = _binary("paper")
     crush = crushmap_from_dump(TOOLS.dump(binary))
-    topo = analyse(crush, Placement(), 3)
+    topo = analyse(crush, RuleScope(), 3)
     blocks = with_exact_weights(parse_blocks(TOOLS.decompile(binary)), crush)
     osdmap = synthetic_osdmap(TOOLS, crush, 3, 1024)
     report = verify_rules(TOOLS, blocks, crush, topo, synthetic_plan(osdmap, 1024, None, None,
@@ -276,5 +276,5 @@ def test_a_positional_set_of_ours_is_never_written(tmp_path, capsys, monkeypatch
     blocks = parse_blocks(TOOLS.decompile(_binary("paper")))
     rule_ids = {name: i for i, name in enumerate(R.RULE_NAMES, 1)}
     with pytest.raises(CrushError, match="pool 5 has 2 positions"):
-        G._assemble(blocks, rule_ids, Placement(), {5: (ChooseArg(-1, ((1,), (2,))),)},
+        G._assemble(blocks, rule_ids, RuleScope(), {5: (ChooseArg(-1, ((1,), (2,))),)},
                     with_sizes=True)

@@ -4,7 +4,7 @@ import pytest
 
 from crush_rules.crushmap import Bucket, CrushMap, Item
 from crush_rules.errors import CrushError
-from crush_rules.rules import Placement, naive_two_emit_steps, rule_steps
+from crush_rules.rules import RuleScope, naive_two_emit_steps, rule_steps
 from crush_rules.topology import analyse
 from crush_rules.weightsets import (
     MAX_POSITIONS,
@@ -67,7 +67,7 @@ def _args_by_bucket(args):
 @pytest.mark.parametrize("hosts", [PAPER, DISJOINT_BIG])
 def test_every_weight_set_has_exactly_one_position(hosts):
     crush = model(hosts)
-    topo = analyse(crush, Placement(), 3)
+    topo = analyse(crush, RuleScope(), 3)
     for args in (shared_choose_args(crush, topo), hybrid_choose_args(crush, topo)):
         assert args and all(len(a.weight_set) == MAX_POSITIONS == 1 for a in args)
         assert {a.bucket_id for a in args} == {b.id for b in crush.buckets_under(-1)}
@@ -75,7 +75,7 @@ def test_every_weight_set_has_exactly_one_position(hosts):
 
 def test_root_reuses_normal_shadow_ids_and_exact_weights():
     crush = model(DISJOINT_BIG)
-    topo = analyse(crush, Placement(), 3)
+    topo = analyse(crush, RuleScope(), 3)
     root = _args_by_bucket(shared_choose_args(crush, topo))[-1]
     shadow_root = crush.bucket_named("default~hdd")
     assert root.ids == tuple(i.id for i in shadow_root.items)
@@ -85,7 +85,7 @@ def test_root_reuses_normal_shadow_ids_and_exact_weights():
 
 def test_inside_a_host_normal_devices_keep_their_weight_and_others_weigh_zero():
     crush = model([[("hdd", 3 * W), ("ssd", W), ("nvme", W)]] + [[("hdd", W), ("ssd", W)]] * 2)
-    topo = analyse(crush, Placement(), 3)
+    topo = analyse(crush, RuleScope(), 3)
     host = _args_by_bucket(shared_choose_args(crush, topo))[-2]
     assert host.weight_set == ((3 * W, 0, 0),)  # hdd kept, ssd and the third class none
     assert host.ids == ()  # devices hash with their own ids
@@ -93,7 +93,7 @@ def test_inside_a_host_normal_devices_keep_their_weight_and_others_weigh_zero():
 
 def test_hybrid_is_the_same_flat_set():
     crush = model(PAPER)
-    topo = analyse(crush, Placement(), 3)
+    topo = analyse(crush, RuleScope(), 3)
     assert hybrid_choose_args(crush, topo) == shared_choose_args(crush, topo)
     assert flat_choose_args(crush, topo) == shared_choose_args(crush, topo)
 
@@ -114,7 +114,7 @@ def test_buckets_between_root_and_domains_hash_with_shadow_ids():
     buckets[-1] = Bucket(-1, "default", "root", "straw2", (Item(-100, 8 * W),))
     crush = CrushMap(crush.devices, crush.device_names, {0: "osd", 1: "host", 3: "rack"},
                      buckets, {}, {})
-    rack = _args_by_bucket(flat_choose_args(crush, analyse(crush, Placement("default", "host"),
+    rack = _args_by_bucket(flat_choose_args(crush, analyse(crush, RuleScope("default", "host"),
                                                              3)))[-100]
     assert rack.ids == tuple(s.id for s in shadows["hdd"])
     assert rack.weight_set == ((W,) * 4,)
@@ -122,7 +122,7 @@ def test_buckets_between_root_and_domains_hash_with_shadow_ids():
 
 def test_a_positional_set_is_refused():
     crush = model(PAPER)
-    topo = analyse(crush, Placement(), 3)
+    topo = analyse(crush, RuleScope(), 3)
     flat = shared_choose_args(crush, topo)
     ensure_flat(7, flat)  # one position: fine
     positional = tuple(type(a)(a.bucket_id, a.weight_set * 3, a.ids) for a in flat)
@@ -140,23 +140,23 @@ def test_positional_warning_names_the_pool_the_risk_and_the_fix():
 
 
 @pytest.mark.parametrize(
-    ("hosts", "placement", "size", "needle"),
+    ("hosts", "scope", "size", "needle"),
     [
-        (PAPER, Placement(), 5, "fewer than --size 5"),
-        (PAPER, Placement(urgent_class="nvme"), 3, "no 'nvme' devices"),
-        (PAPER, Placement(failure_domain="rack"), 3, "not a bucket type"),
-        (PAPER, Placement(root="nope"), 3, "root 'nope'"),
+        (PAPER, RuleScope(), 5, "fewer than --size 5"),
+        (PAPER, RuleScope(urgent_class="nvme"), 3, "no 'nvme' devices"),
+        (PAPER, RuleScope(failure_domain="rack"), 3, "not a bucket type"),
+        (PAPER, RuleScope(root="nope"), 3, "root 'nope'"),
     ],
 )
-def test_refusals_name_the_fix(hosts, placement, size, needle):
+def test_refusals_name_the_fix(hosts, scope, size, needle):
     with pytest.raises(CrushError) as err:
-        analyse(model(hosts), placement, size)
+        analyse(model(hosts), scope, size)
     assert needle in str(err.value)
     assert "\n" not in str(err.value)
 
 
 def test_rule_steps():
-    p = Placement()
+    p = RuleScope()
     assert rule_steps("sla_isolated_normal", p)[0] == "take default class hdd"
     assert rule_steps("sla_shared", p) == rule_steps("sla_hybrid", p)
     assert naive_two_emit_steps(p).count("emit") == 2

@@ -1,0 +1,53 @@
+"""What the shell asks of ceph-mgr, as one typed interface: every
+collaborator gets the port (`MgrPort`), never the module or a bundle of
+callbacks. `module_port.ModulePort` is the MgrModule's side; a unit test's
+stand-in implements the calls its collaborator makes.
+"""
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class MgrPort(Protocol):
+    @property
+    def log(self) -> Any: ...
+
+    def get(self, data_name: str) -> Any:
+        """The mgr's cluster maps and stats (`osd_map`, `pg_summary`, `df`, ...)."""
+
+    def get_osdmap(self) -> Any:
+        """The OSDMap object (map_pool_pgs_up)."""
+
+    def get_ceph_option(self, name: str) -> Any: ...
+
+    def module_option(self, module: str, key: str) -> Any:
+        """Another module's option (the balancer's pool_ids), None if unset."""
+
+    def get_store(self, key: str) -> str | None: ...
+
+    def set_store(self, key: str, value: str | None) -> None: ...
+
+    def mon(self, cmd: dict[str, Any]) -> tuple[int, str, str]:
+        """A mon command through the module's own librados handle."""
+
+    def mon_bytes(self, cmd: dict[str, Any], inbuf: bytes = b"") -> tuple[int, bytes, str]:
+        """A mon command with binary input and output (osd getmap, setcrushmap)."""
+
+    def send_command(self, *args: Any) -> None:
+        """An asynchronous command to a daemon (`osd bench`)."""
+
+    def remote(self, module: str, method: str, *args: Any, **kwargs: Any) -> Any: ...
+
+    def set_health_checks(self, checks: dict[str, Any]) -> None: ...
+
+    def cluster_log(self, message: str) -> None:
+        """One line in the cluster log, at INFO."""
+
+    def crush_release(self) -> str:
+        """The crushtool syntax of the running release."""
+
+    def add_osd_perf_query(self, query: dict[str, Any]) -> int | None: ...
+
+    def get_osd_perf_counters(self, query_id: int) -> dict[str, Any] | None: ...
+
+    def remove_osd_perf_query(self, query_id: int) -> Any: ...
