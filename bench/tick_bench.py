@@ -8,8 +8,8 @@ P pools and G PGs, and writes JSON:
 
   python3 -m bench.tick_bench --osds 10000 --pools 1000 --pgs 100000 --out F
 
-and prints each figure against its target (TARGETS). Needs prometheus_client
-(the scrape is timed through it, as the module's metrics endpoint serves it).
+and prints each figure against its target (TARGETS). The scrape is timed
+through the module's own copy of prometheus_client, as its endpoint serves it.
 
 The cluster (bench/tick_cluster.py): hosts of 8 hdd + 2 ssd OSDs; pool 1 is a
 managed normal pool and pool 2 a managed urgent pool, with G/8 and G/32 PGs;
@@ -132,9 +132,8 @@ def pg_scans(m: Any, times: int) -> list[float]:
 
 def scrapes(m: Any, times: int) -> list[float]:
     """The metrics endpoint's work: the families from a status snapshot, exposed."""
-    from prometheus_client.exposition import generate_latest
-    from prometheus_client.registry import CollectorRegistry
-
+    from mgr_sla._vendor.prometheus_client.exposition import generate_latest
+    from mgr_sla._vendor.prometheus_client.registry import CollectorRegistry
     from mgr_sla.shell.metrics import collect_families
 
     def scrape() -> None:
@@ -206,12 +205,6 @@ def main(argv: list[str] | None = None) -> int:
     for name in ("osds", "pools", "pgs", "quiet_ticks", "epoch_ticks"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
-    try:
-        import prometheus_client  # noqa: F401
-    except ImportError:
-        print("tick-bench: prometheus_client is missing (pip install prometheus-client): "
-              "the scrape is timed through it", file=sys.stderr)
-        return 2
     result = run(args.osds, args.pools, args.pgs, args.quiet_ticks, args.epoch_ticks)
     result["provenance"] = provenance.provenance(
         "bench.tick_bench", sys.argv[1:] if argv is None else argv, provenance.NO_CEPH,

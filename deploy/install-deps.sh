@@ -5,7 +5,7 @@
 set -euo pipefail
 [ "$(id -u)" -eq 0 ] || { echo "install-deps: run as root (apt-get)" >&2; exit 1; }
 
-PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common ceph-base python3-prometheus-client
+PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common ceph-base
           prometheus uuid-runtime python3-venv python3-pip fio debootstrap)
 missing=()
 for p in "${PACKAGES[@]}"; do

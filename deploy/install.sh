@@ -46,7 +46,8 @@ Usage: $PROG [options]
                      mgr containers; install there first with --module-path DIR
   -h, --help         this text
 Environment: MGR_PYTHON (default /usr/bin/python3), the interpreter ceph-mgr embeds:
-must be Python $MIN_PYTHON or newer; checked for prometheus_client.
+must be Python $MIN_PYTHON or newer. The metrics endpoint's exposition library
+travels inside the module (sla/_vendor): nothing else to install.
 EOF
 }
 
@@ -133,18 +134,6 @@ check_mgr_python() {
     fi
     if ! "$MGR_PYTHON" -c "import sys; sys.exit(sys.version_info[:2] < (${MIN_PYTHON/./, }))" 2>/dev/null; then
         die "$MGR_PYTHON is Python $v: the sla module needs Python $MIN_PYTHON or newer (the interpreter ceph-mgr embeds; override with MGR_PYTHON=)"
-    fi
-}
-
-check_prometheus_client() {
-    if [[ ! -x $MGR_PYTHON ]]; then
-        warn "$MGR_PYTHON not found; cannot check prometheus_client"
-    elif "$MGR_PYTHON" -c 'import prometheus_client' 2>/dev/null; then
-        say "prometheus_client: importable by $MGR_PYTHON (metrics endpoint available)"
-    else
-        warn "prometheus_client is not importable by $MGR_PYTHON: the sla module works but"
-        warn "serves no metrics. Install it: apt-get install python3-prometheus-client"
-        warn "(or dnf install python3-prometheus_client), then restart the mgr"
     fi
 }
 
@@ -267,7 +256,6 @@ EOF
 
     check_ceph_release
     check_mgr_python
-    check_prometheus_client
     do_install "$dest"
     cat <<EOF
 

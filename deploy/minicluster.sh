@@ -326,6 +326,12 @@ make_module_path() {
         ln -sfn "/usr/share/ceph/mgr/$(basename "$m")" "$DIR/mgr-modules/$(basename "$m")"
     done
     ln -sfn "$CHECKOUT/mgr_sla" "$DIR/mgr-modules/sla"
+    # Ceph's packages and images carry no prometheus_client, but Debian's may
+    # bring it in: hidden here (the module path comes first on the mgr's
+    # sys.path; a file is never probed as a mgr module), so the tests run the
+    # module as it runs where Ceph's images run it.
+    printf '%s\n' 'raise ImportError("prometheus_client: hidden by minicluster.sh, as Ceph images lack it")' \
+        >"$DIR/mgr-modules/prometheus_client.py"
 }
 
 mgr_available() {

@@ -13,7 +13,7 @@
 # docs/release-roots.md for running daemons from a root. `ensure` needs root.
 set -euo pipefail
 
-PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common ceph-base python3-prometheus-client)
+PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common ceph-base)
 
 die() { echo "release-root: $*" >&2; exit 1; }
 usage() { die "usage: release-root.sh ensure|path reef|tentacle|py39 [--cache DIR]"; }

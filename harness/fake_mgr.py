@@ -127,6 +127,8 @@ class FakeCluster:
         self.pg_states = [{"state_name": "active+clean", "count": 0}]
         self.weight_sets: set[int] = set()
         self.osd_used_gib = 10
+        self.osd_pgs: dict[int, int] = {}  # osd_stats num_pgs (unset: 0)
+        self.ceph_checks: dict[str, Any] = {}  # Ceph's own health checks
         self.perf_queries: set[int] = set()
         self.perf_seen: dict[int, int] = {}
         self.pool_bytes = 0
@@ -229,8 +231,8 @@ class FakeCluster:
                               for p, n in self.ops.items()]}
         if what == "osd_stats":
             gib = 1 << 20  # in KiB
-            return {"osd_stats": [{"osd": o, "kb": 100 * gib, "kb_used": self.osd_used_gib * gib}
-                                  for o in range(8)]}
+            return {"osd_stats": [{"osd": o, "kb": 100 * gib, "kb_used": self.osd_used_gib * gib,
+                                   "num_pgs": self.osd_pgs.get(o, 0)} for o in range(8)]}
         if what == "pg_summary":
             by_pool: dict[str, dict[str, int]] = {}
             for pg in self.raw:
@@ -242,6 +244,8 @@ class FakeCluster:
             return {"pgs_by_state": self.pg_states, "misplaced_ratio": 0.0}
         if what == "pool_stats":
             return {"pool_stats": []}
+        if what == "health":  # the cluster's own checks, as the mgr serves them
+            return {"json": json.dumps({"status": "HEALTH_OK", "checks": self.ceph_checks})}
         if what == "pg_stats":
             return {"pg_stats": self.get("pg_dump")["pg_stats"]}
         if what == "pg_dump":

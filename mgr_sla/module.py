@@ -153,8 +153,9 @@ class Module(MgrModule):
         try:
             self._metrics.start(*where)
         except MetricsBindError as e:
-            self._health.set("SLA_METRICS_PORT", f"sla metrics endpoint not served: {e}",
-                             [str(e)])
+            self._health.set("SLA_METRICS_PORT", f"sla metrics endpoint not served: {e}", [
+                str(e), "free the port, or choose another: 'ceph config set mgr "
+                "mgr/sla/metrics_port PORT' (and mgr/sla/metrics_addr; 0 turns it off)"])
 
     # ---- the tick ----------------------------------------------------------
     def tick(self) -> None:

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .checks import number_in, whole
+from .switch_cost import room_under
 
 THRESHOLD_SHARE = 0.05  # high threshold: about 5% of the urgent client capacity
 LATE_SHARE = 0.20  # a high threshold at 20% of capacity isolates too late
@@ -71,6 +72,7 @@ class AdviseInputs:
     last_switch_secs: float | None = None
     normal_bytes: float | None = None
     urgent_free_bytes: float | None = None
+    urgent_total_bytes: float | None = None
     urgent_share: float | None = None
     nearfull_ratio: float = 0.85
     normal_peak_iops: float | None = None
@@ -92,7 +94,7 @@ class AdviseInputs:
         _number("db_fraction", self.db_fraction, 0.0, 1.0, high_open=True)
         for name in ("urgent_peak_iops", "quiet_rate_iops", "threshold_low_iops",
                      "min_dwell_secs", "last_switch_secs", "normal_bytes",
-                     "urgent_free_bytes", "normal_peak_iops"):
+                     "urgent_free_bytes", "urgent_total_bytes", "normal_peak_iops"):
             if getattr(self, name) is not None:
                 _number(name, getattr(self, name), low=0.0)
         if self.urgent_share is not None:
@@ -253,7 +255,7 @@ def _client_capacity(inputs: AdviseInputs, osds: int, per_osd: Measured,
 def _shared_overfill(inputs: AdviseInputs) -> tuple[bool | None, str]:
     """Overfills if either known check fails; None if neither can be made.
 
-    Capacity: normal_bytes x urgent_share > urgent_free_bytes x nearfull_ratio
+    Capacity: normal_bytes x urgent_share > nearfull_ratio x urgent total - used
     (summed over the urgent OSDs: the gate `urgent_capacity` checks the
     fullest one before each switch; the nearfull margin covers imbalance).
     IOPS: quiet rate x op cost + normal peak x (1 - read_fraction) x size x
@@ -267,16 +269,17 @@ def _shared_overfill(inputs: AdviseInputs) -> tuple[bool | None, str]:
         return None, "not checked: the urgent share of normal replicas is unknown"
     checks: list[bool] = []
     parts: list[str] = []
-    if inputs.normal_bytes is not None and inputs.urgent_free_bytes is not None:
+    free, total = inputs.urgent_free_bytes, inputs.urgent_total_bytes
+    if inputs.normal_bytes is not None and free is not None and total is not None:
         added = inputs.normal_bytes * share
-        room = inputs.urgent_free_bytes * inputs.nearfull_ratio
+        room = room_under(inputs.nearfull_ratio, total, total - free)
         checks.append(added > room)
         parts.append(f"capacity: normal replicas {_bytes(inputs.normal_bytes)} x urgent share "
                      f"{share:.0%} = {_bytes(added)} {'>' if added > room else '<='} "
-                     f"{inputs.nearfull_ratio:g} x {_bytes(inputs.urgent_free_bytes)} urgent "
-                     f"free = {_bytes(room)}")
+                     f"{inputs.nearfull_ratio:g} x {_bytes(total)} urgent - "
+                     f"{_bytes(total - free)} used = {_bytes(room)}")
     else:
-        parts.append("capacity: not checked (normal bytes or urgent free bytes unknown)")
+        parts.append("capacity: not checked (normal bytes or urgent space unknown)")
     quiet, normal_peak = inputs.quiet_rate_iops, inputs.normal_peak_iops
     if quiet is not None and normal_peak is not None:
         urgent_load = quiet * inputs.op_cost

@@ -34,6 +34,7 @@ class PoolInfo:
     pgp_num_target: int = 0
     quota_max_bytes: int = 0  # 0: no quota
     pg_autoscale_mode: str = ""  # 'on', 'warn', 'off'; '' when the dump has none
+    flags: frozenset[str] = frozenset()  # `flags_names`: nosizechange, nodelete, ...
 
     @property
     def merging(self) -> bool:
@@ -62,7 +63,7 @@ def pool_info(p: Mapping[str, Any]) -> PoolInfo:
     """A PoolInfo from one `pools` entry of the osd_map dump. Pacific through
     Tentacle dump every field used here (`pg_pool_t::dump`: `min_size`,
     `pg_num`, `pg_placement_num`, `pg_placement_num_target`, `pg_num_target`,
-    `pg_num_pending`, `quota_max_bytes`, `pg_autoscale_mode`); a missing key
+    `pg_num_pending`, `quota_max_bytes`, `pg_autoscale_mode`, `flags_names`); a missing key
     falls back to what changes nothing (the counts to `pg_num`, no quota)."""
     pg_num = _int(p, "pg_num", 0)
     pgp_num = _int(p, "pg_placement_num", _int(p, "pgp_num", pg_num))
@@ -78,6 +79,7 @@ def pool_info(p: Mapping[str, Any]) -> PoolInfo:
         pgp_num_target=_int(p, "pg_placement_num_target", pgp_num),
         quota_max_bytes=_int(p, "quota_max_bytes", 0),
         pg_autoscale_mode=str(p.get("pg_autoscale_mode") or ""),
+        flags=frozenset(f for f in str(p.get("flags_names") or "").split(",") if f),
     )
 
 

@@ -74,6 +74,7 @@ class PoolTarget:
 
     rule: str
     size: int | None = None
+    min_size: int | None = None  # None: sla leaves the min_size alone
 
 
 @dataclass

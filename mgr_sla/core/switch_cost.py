@@ -134,9 +134,16 @@ def capped_gain(isolated: float, shared: float) -> float:
     return round(min(isolated / shared, MAX_GAIN), 3) if shared > 0 else MAX_GAIN
 
 
+def room_under(ratio: float, total: float, used: float) -> float:
+    """The bytes that fit before `used` of `total` reaches `ratio` (nearfull,
+    backfillfull): the one headroom formula of the module."""
+    return max(0.0, ratio * total - used)
+
+
 def urgent_room(cap: Capacity) -> float:
-    """The urgent region's free bytes under nearfull_ratio."""
-    return cap.urgent_free_bytes * cap.nearfull_ratio
+    """What fits on the urgent region under nearfull_ratio."""
+    return room_under(cap.nearfull_ratio, cap.urgent_total_bytes,
+                      cap.urgent_total_bytes - cap.urgent_free_bytes)
 
 
 def pool_cost(pool: PoolCostInputs, cap: Capacity, max_isolation_secs: float,

@@ -26,6 +26,7 @@ class PoolNow:
     rule: str  # the name of the rule it is on
     size: int = 0
     targets: Mapping[Mode, PoolTarget] = field(default_factory=dict)
+    min_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,9 @@ class TickInputs:
 
 @dataclass(frozen=True)
 class PoolChange:
-    """What one pool must become: its rule, and for copy pools its size."""
+    """What one pool must become: its rule, and for copy pools its size and
+    min_size (a size change resets min_size; a failover or a failed command
+    between the two would leave it so: it converges every tick)."""
 
     pool_id: int
     pool: str
@@ -62,6 +65,8 @@ class PoolChange:
     from_size: int
     to_size: int | None  # None: the size stays as it is
     toward_shared: bool  # the change lets normal data onto the urgent region
+    from_min_size: int = 0
+    to_min_size: int | None = None  # None: the min_size stays as it is
 
     @property
     def rule_changes(self) -> bool:
@@ -70,6 +75,10 @@ class PoolChange:
     @property
     def size_changes(self) -> bool:
         return self.to_size is not None and self.to_size != self.from_size
+
+    @property
+    def min_size_changes(self) -> bool:
+        return self.to_min_size is not None and self.to_min_size != self.from_min_size
 
 
 @dataclass(frozen=True)
@@ -90,10 +99,13 @@ def _changes(pools: Sequence[PoolNow], mode: Mode, keep_isolated: frozenset[int]
         target = pool.targets.get(pool_mode)
         if target is None:
             continue
+        # only a rule or a size lets normal data onto the urgent region
+        moves = target.rule != pool.rule or target.size not in (None, pool.size)
         change = PoolChange(pool.pool_id, pool.name, pool.role, pool.rule, target.rule,
                             pool.size, target.size,
-                            pool.role.role is Role.NORMAL and pool_mode is Mode.SHARED)
-        if change.rule_changes or change.size_changes:
+                            moves and pool.role.role is Role.NORMAL and pool_mode is Mode.SHARED,
+                            pool.min_size, target.min_size if pool.min_size else None)
+        if change.rule_changes or change.size_changes or change.min_size_changes:
             out.append(change)
     return out
 

@@ -86,6 +86,9 @@ class StrategyModel(Protocol):
     def gain(self, read_fraction: float, size: int, share: float) -> float:
         """Normal throughput shared over isolated (the module's gain model)."""
 
+    def urgent_replicas(self, pool: PoolCostInputs) -> int:
+        """The PG replicas sharing the pool adds to the urgent region (PG slots)."""
+
     def switch_moves(self, pool: PoolUp, maps: MapSnapshot, target: Mode) -> dict[str, int]:
         """Per PG, the replicas a switch to `target` moves."""
 

@@ -1,9 +1,12 @@
-"""The copy strategy: a normal pool of size N sits on sla_copy_N, which maps
-N copies on the normal region exactly like sla_isolated_normal and, at size
-N+1, one more copy on an urgent OSD in front (the primary). Shared mode is
-`size N+1` (the extra copy is backfilled onto the urgent region); isolation
-is `size N`: the PGs re-peer without it, and nothing is copied first, since
-the N normal copies were complete all along. Normal inclusion holds by
+"""The copy strategy: in shared mode a normal pool of size N sits on
+sla_copy_N at size N+1: N copies on the normal region exactly as
+sla_isolated_normal maps them, and one more on an urgent OSD in front (the
+primary), backfilled there. Isolation is `size N`: the PGs re-peer without
+it, and nothing is copied first, since the N normal copies were complete all
+along; then the rule goes back to sla_isolated_normal, which at size N maps
+every PG alike (the rules' R8 check), so the swap moves no PG. Off the urgent
+take when isolated, a full urgent OSD never flags the pool full, and `ceph
+df` and the pg_autoscaler see the normal root. Normal inclusion holds by
 construction, whatever the data volume.
 
 Every `osd pool set size` may reset min_size to the release's default for
@@ -38,8 +41,8 @@ MAX_COPY_SIZE = 9  # sla_copy_N rules exist for N+1 up to 9 copies
 
 
 class CopyModel:
-    """What the copy strategy wants: the pool on sla_copy_N in both modes,
-    at size N+1 in shared mode and N (the size it had) in isolated mode."""
+    """What the copy strategy wants: sla_copy_N at size N+1 in shared mode,
+    sla_isolated_normal at size N (the size it had) in isolated mode."""
 
     kind = Strategy.COPY
 
@@ -47,7 +50,9 @@ class CopyModel:
         base = role.base_size
         if not base:  # recorded without its size: nothing to toggle, never shared
             return PoolTarget(RULE_ISOLATED_NORMAL)
-        return PoolTarget(copy_rule_name(base), base + 1 if mode is Mode.SHARED else base)
+        if mode is Mode.SHARED:
+            return PoolTarget(copy_rule_name(base), base + 1, role.base_min_size)
+        return PoolTarget(RULE_ISOLATED_NORMAL, base, role.base_min_size)
 
     def needs(self, role: PoolRole) -> RuleNeeds:
         if not role.base_size:
@@ -55,9 +60,15 @@ class CopyModel:
         return RuleNeeds((copy_rule_name(role.base_size),), copy_size=role.base_size)
 
     def refusal(self, info: PoolInfo) -> str | None:
-        if not 1 <= info.size <= MAX_COPY_SIZE - 1:
+        """Sizes the pool could not go back to (the mon refuses size 1 without
+        a flag), and pools whose size the mon must not change."""
+        if not 2 <= info.size <= MAX_COPY_SIZE - 1:
             return (f"pool '{info.name}' has size {info.size}; the copy strategy needs a "
-                    f"size of 1 to {MAX_COPY_SIZE - 1}")
+                    f"size of 2 to {MAX_COPY_SIZE - 1} (size 1 could never be set back)")
+        if "nosizechange" in info.flags:
+            return (f"pool '{info.name}' has the nosizechange flag: the copy strategy changes "
+                    f"its size ('ceph osd pool unset {info.name} nosizechange', or --strategy "
+                    "move)")
         return None
 
     def new_role(self, info: PoolInfo, original_rule: str | None) -> PoolRole:
@@ -81,6 +92,10 @@ class CopyModel:
         return capped_gain(isolated_hdd_work(read_fraction, size),
                            (1 - read_fraction) * size * WRITE_COST)
 
+    def urgent_replicas(self, pool: PoolCostInputs) -> int:
+        """One extra copy per PG."""
+        return pool.pg_num
+
     def switch_moves(self, pool: PoolUp, maps: MapSnapshot, target: Mode) -> dict[str, int]:
         """Shared adds one copy to every PG; isolation drops it, moving nothing."""
         return {pg: 1 for pg in pool.up} if target is Mode.SHARED else {}
@@ -92,8 +107,10 @@ class CopyStrategy(CopyModel):
         self._log = log
 
     def apply(self, change: PoolChange) -> Gate | None:
-        # Toward shared: the rule first (it maps alike at size N), then the
-        # extra copy. Toward isolated: the extra copy goes first.
+        # Toward shared: the rule first (at size N the copy rule maps like
+        # sla_isolated_normal: nothing moves), then the extra copy. Toward
+        # isolated: the extra copy goes first, then the rule: no PG is ever
+        # mapped onto the urgent region at size N.
         steps: list[tuple[str, Any]] = []
         if change.rule_changes:
             steps.append(("crush_rule", change.to_rule))
@@ -107,6 +124,12 @@ class CopyStrategy(CopyModel):
             self._log.info("sla: pool %s %s -> %s", change.pool, var, val)
         if change.size_changes and change.role.base_min_size:
             return self._keep_min_size(change.pool, change.role.base_min_size)
+        if change.min_size_changes and change.to_min_size:
+            gate = set_pool(self._mon, change.pool, "min_size", change.to_min_size)
+            if gate is None:
+                self._log.info("sla: pool %s min_size %s -> %s", change.pool,
+                               change.from_min_size, change.to_min_size)
+            return gate
         return None
 
     def _keep_min_size(self, pool: str, min_size: int) -> Gate | None:

@@ -96,6 +96,10 @@ class MoveModel:
         isolated = isolated_hdd_work(read_fraction, size)
         return capped_gain(isolated, isolated * (1 - share))
 
+    def urgent_replicas(self, pool: PoolCostInputs) -> int:
+        """Moved, not added: the urgent share of the pool's replicas."""
+        return min(pool.pg_num * pool.size, math.ceil(pool.pg_num * pool.size * pool.urgent_share))
+
     def switch_moves(self, pool: PoolUp, maps: MapSnapshot, target: Mode) -> dict[str, int]:
         return switch_moves(pool.up, pool.items, maps.regions, pool.info.size, target.value,
                             pool=pool.info)

@@ -123,6 +123,7 @@ class Advisor:
         stats = {int(o["osd"]): o for o in (self._mgr.get("osd_stats") or {}).get("osd_stats", [])}
         free = sum(float(stats[o].get("kb", 0) - stats[o].get("kb_used", 0)) * 1024
                    for o in urgent if o in stats)
+        total = sum(float(stats[o].get("kb", 0)) * 1024 for o in urgent if o in stats)
         calibration = self._stored_calibration()
         urgent_iops = self._osd_iops(settings.urgent_class, calibration)
         normal_iops = self._osd_iops(settings.normal_class, calibration)
@@ -139,6 +140,7 @@ class Advisor:
             normal_bytes=normal_bytes if any(r.role is Role.NORMAL for r in roles.values())
             else None,
             urgent_free_bytes=free if urgent else None,
+            urgent_total_bytes=total if urgent else None,
             urgent_share=target_urgent_share(regions, normal_size) if urgent else None,
             nearfull_ratio=float(osd_map.get("nearfull_ratio") or 0.85),
             ssd_hdd_cost_ratio=cost_ratio, hdd_ssd_db_speedup=PAPER_DB_SPEEDUP,

@@ -7,6 +7,7 @@ longer fits the normal region.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable
 
 from ..core.decision import Mode
@@ -29,6 +30,7 @@ from ..core.switch_cost import (
 from ..core.upmap.pg_plan import target_urgent_share
 from ..placement.registry import MODELS, target
 from .mgr_port import MgrPort
+from .slot_watch import SlotWatch
 
 SLOW_READ_SECS = 30.0
 
@@ -47,14 +49,19 @@ class CostWatch:
         self._shared: set[int] = set()
         self._capacity: Capacity | None = None
         self._maps: MapSnapshot | None = None
+        self.slots = SlotWatch(mgr, health)
+        self._seen: tuple[str | None, int | None] = (None, None)
 
     def refresh(self, now: float, state: ModuleState, maps: MapSnapshot, settings: Settings
                 ) -> None:
         """Recompute on a new epoch or every SLOW_READ_SECS (df and the OSD
         fill change slowly; a quiet tick reads nothing)."""
-        if maps.view.epoch == self._epoch and now - self._at < SLOW_READ_SECS:
+        # OSDs withholding PGs, a new PG limit: acted on at the tick they show
+        withheld, limit = self.slots.withheld(), self.slots.limit()
+        if maps.view.epoch == self._epoch and now - self._at < SLOW_READ_SECS \
+                and (withheld, limit) == self._seen:
             return
-        self._at, self._epoch = now, maps.view.epoch
+        self._at, self._epoch, self._seen = now, maps.view.epoch, (withheld, limit)
         pools, cap, urgent_space = self._inputs(state, maps)
         self._capacity, self._maps = cap, maps
         self._shared = {p.pool_id for p in pools if p.shared_now}
@@ -63,6 +70,10 @@ class CostWatch:
                       for p in pools}
         self.keep_isolated = {pid: why for pid, c in self.costs.items()
                               if (why := too_slow_to_isolate(c, settings.max_isolation_secs))}
+        kept = {**self._refused(state, maps),
+                **self.slots.refresh(pools, maps, withheld, limit)}
+        for pid, why in kept.items():
+            self.keep_isolated[pid] = "; ".join(filter(None, (self.keep_isolated.get(pid), why)))
         used, size, weights = urgent_space
         added = sum(c.cost(Strategy(c.strategy)).urgent_bytes_needed
                     for pid, c in self.costs.items() if pid not in self.keep_isolated)
@@ -78,6 +89,22 @@ class CostWatch:
             "stay complete)"]
         self._health.update("SLA_NORMAL_REGION_FULL", problems,
                             "normal data has outgrown the normal region it must return to")
+
+    def _refused(self, state: ModuleState, maps: MapSnapshot) -> dict[int, str]:
+        """Pools that no longer meet their strategy's conditions (a flag set
+        since `pool set`): kept isolated, and a health check says why."""
+        refused = {}
+        for pool_id, role in state.roles.items():
+            info = maps.view.pools.get(pool_id)
+            if info is None or role.role is not Role.NORMAL:
+                continue
+            why = MODELS[role.strategy].refusal(replace(info, size=role.base_size or info.size))
+            if why:
+                refused[pool_id] = why
+        self._health.update("SLA_STRATEGY_REFUSED", list(refused.values()),
+                            f"{len(refused)} normal pools no longer fit their strategy: kept "
+                            "isolated")
+        return refused
 
     def _inputs(self, state: ModuleState, maps: MapSnapshot
                 ) -> tuple[list[PoolCostInputs], Capacity, tuple[dict[int, float],
@@ -155,6 +182,11 @@ class CostWatch:
                              f"{_gib(c.bytes_to_shared):>10} {_gib(c.bytes_to_isolated):>10} "
                              f"{c.time_to_isolation_secs:>9g}s {c.epochs_to_shared:>7} "
                              f"{c.expected_gain:>5.2f}x  {cost.recommended}")
+            slots = self.slots.verdict
+            if slots is not None and pid in slots.worst_if_shared:
+                osd, pgs = slots.worst_if_shared[pid]
+                lines.append(f"  PG slots shared: up to {pgs} PGs on osd.{osd} (a failure "
+                             f"domain lost), limit {slots.limit}")
             if self.keep_isolated.get(pid):
                 lines.append(f"  kept isolated: {self.keep_isolated[pid]}")
             lines.append(f"  {cost.reason}; reads {cost.read_fraction:.0%} "
@@ -168,6 +200,11 @@ class CostWatch:
         for pid, cost in sorted(self.costs.items()):
             entry = cost.to_dict()
             entry["kept_isolated"] = self.keep_isolated.get(pid)
+            slots = self.slots.verdict
+            worst = slots.worst_if_shared.get(pid) if slots is not None else None
+            entry["pg_slots_if_shared"] = None if worst is None or slots is None else {
+                "osd": worst[0], "pgs": worst[1], "limit": slots.limit,
+                "lost_failure_domain": slots.lost_domain}
             out.append(entry)
         return out
 

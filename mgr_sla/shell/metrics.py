@@ -6,8 +6,10 @@ Every scrape calls ``snapshot()`` (the dict ``ceph sla status -f json`` prints)
 and maps it to metric families in :func:`collect_families`, so the exported
 values are never older than the module's own state.
 
-prometheus_client is optional: the mgr's interpreter only has it when
-python3-prometheus-client is installed. Without it the module still loads and
+The exposition is prometheus_client's, the module's own pinned copy
+(mgr_sla/_vendor): no Ceph package or container image carries the library,
+so the module never depends on the mgr's interpreter having it. Should the copy
+fail to import (a Python it does not support), the module still loads and
 :meth:`MetricsServer.start` raises :class:`MetricsUnavailableError`.
 """
 
@@ -19,17 +21,19 @@ from dataclasses import dataclass
 from typing import Any
 
 try:
-    from prometheus_client.core import (
+    from .._vendor.prometheus_client.core import (
         CounterMetricFamily,
         GaugeMetricFamily,
         HistogramMetricFamily,
         Metric,
     )
-    from prometheus_client.utils import floatToGoString
+    from .._vendor.prometheus_client.utils import floatToGoString
 
     PROMETHEUS_CLIENT_AVAILABLE = True
-except ImportError:  # pragma: no cover - depends on the host's packages
+    PROMETHEUS_CLIENT_ERROR = ""
+except Exception as e:  # pragma: no cover - a Python the copy does not support
     PROMETHEUS_CLIENT_AVAILABLE = False
+    PROMETHEUS_CLIENT_ERROR = f"{type(e).__name__}: {e}"
 
 log = logging.getLogger(__name__)
 

@@ -11,12 +11,12 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .metrics import PROMETHEUS_CLIENT_AVAILABLE, collect_families
+from .metrics import PROMETHEUS_CLIENT_AVAILABLE, PROMETHEUS_CLIENT_ERROR, collect_families
 
 if PROMETHEUS_CLIENT_AVAILABLE:
-    from prometheus_client.core import Metric
-    from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
-    from prometheus_client.registry import CollectorRegistry
+    from .._vendor.prometheus_client.core import Metric
+    from .._vendor.prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+    from .._vendor.prometheus_client.registry import CollectorRegistry
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ class MetricsBindError(OSError):
 
 
 class MetricsUnavailableError(MetricsBindError):
-    """prometheus_client is not importable: metrics are disabled.
+    """The module's copy of prometheus_client did not import: metrics are disabled.
 
     A subclass of MetricsBindError so that a caller handling a failed start
     handles this case too, with a message telling the operator what to install.
@@ -148,8 +148,9 @@ class MetricsServer:
         """
         if not PROMETHEUS_CLIENT_AVAILABLE:
             raise MetricsUnavailableError(
-                "python3-prometheus-client is not installed for the mgr's python3; "
-                "metrics disabled (install it and restart the mgr)"
+                "the module's own prometheus_client (mgr_sla/_vendor) did not import "
+                f"({PROMETHEUS_CLIENT_ERROR}); metrics disabled: report it with the mgr's "
+                "Python version"
             )
         with self._lock:
             # Stopped first even if the new address fails: the old one may be

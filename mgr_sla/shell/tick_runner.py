@@ -188,7 +188,7 @@ class TickRunner:
             sustain_secs=settings.sustain_secs,
             urgent_latency_ms=self._activity.urgent_latency_ms(), slo=settings.slo(),
             pools=[PoolNow(p, view.pools[p].name, role, view.rule_name(view.pools[p].rule_id),
-                           view.pools[p].size, targets(role))
+                           view.pools[p].size, targets(role), view.pools[p].min_size)
                    for p, role in sorted(state.roles.items()) if p in view.pools],
             blocked_before=frozenset(g.name.value for g in self.gates),
             keep_isolated=frozenset(self._costs.keep_isolated))

@@ -177,3 +177,39 @@ def test_copy_isolation_does_not_wait_for_the_data(copy_pool: Cluster) -> None:
     entry = next(p for p in status["pools"] if p["name"] == POOL)
     assert entry["strategy"] == "copy" and entry["kept_isolated"] is None
     print(json.dumps(rounds))
+
+
+def _interval_starts(cluster: Cluster, pgs: list[str]) -> dict[str, int]:
+    """pgid -> the epoch its current interval started, asked of each PG's
+    primary (PG stats are not sent again when nothing changed for a PG)."""
+    return {pg: int(cluster.json("pg", pg, "query", timeout=60)["info"]["history"][
+        "same_interval_since"]) for pg in pgs}
+
+
+def test_the_rule_swap_at_the_isolated_size_moves_no_pg_and_starts_no_interval(
+        copy_pool: Cluster) -> None:
+    """Isolated, a copy pool is on sla_isolated_normal, off the urgent take; the
+    swap to sla_copy_3 (the first step to shared) and back maps every PG alike
+    at size 3: no PG moves, no PG re-peers."""
+    cluster = copy_pool
+    pool_id = int(_pool(cluster)["pool_id"])
+    cluster.ceph("sla", "mode", "isolated")
+    try:
+        wait_for("copypool isolated on sla_isolated_normal", lambda: _pool(cluster)[
+            "size"] == 3 and cluster.pool_rule(POOL) == "sla_isolated_normal", 120)
+        cluster.ceph("sla", "off")  # the module leaves the rule to this test now
+        cluster.wait_clean(300)
+        epoch, before = _acting(cluster, pool_id)
+        intervals = _interval_starts(cluster, sorted(before))
+        for rule in ("sla_copy_3", "sla_isolated_normal"):
+            cluster.ceph("osd", "pool", "set", POOL, "crush_rule", rule)
+            epoch, after = _acting(cluster, pool_id)
+            assert cluster.pool_rule(POOL) == rule
+            moved = sorted(pg for pg in before if after.get(pg) != before[pg])
+            assert not moved, f"{rule}: PGs mapped elsewhere: {moved[:5]}"
+            now = _interval_starts(cluster, sorted(before))
+            restarted = sorted(pg for pg in intervals if now.get(pg) != intervals[pg])
+            assert not restarted, f"{rule}: PGs with a new interval: {restarted[:5]}"
+    finally:
+        cluster.ceph("sla", "on")
+        cluster.ceph("sla", "mode", "auto")

@@ -8,15 +8,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from harness.cephcluster import Cluster, PacedWriter, mode, placed, wait_for, wait_mode
+from harness.cephcluster import ROOT, Cluster, PacedWriter, mode, placed, wait_for, wait_mode
 from harness.mgr_cmdline import restart_mgr_with_mon_host_argument
 
 from .conftest import DWELL, HIGH, LOW
@@ -395,3 +398,34 @@ def test_osd_down_blocks_the_switch_to_shared(cluster: Cluster, sla: Objects) ->
     cluster.wait_clean(240)
     wait_for("health warning cleared", lambda: "SLA_SWITCH_BLOCKED" not in
              cluster.json("health", "detail")["checks"], 60)
+
+
+def test_metrics_are_valid_and_complete_where_the_mgr_has_no_prometheus_client(
+        cluster: Cluster, sla: Objects) -> None:
+    """The mini cluster hides any prometheus_client from the mgr (as Ceph's images
+    have none): the module serves every family the dashboard queries, in a
+    format promtool accepts, from its own copy of the library."""
+    hidden = cluster.path / "mgr-modules" / "prometheus_client.py"
+    assert "ImportError" in hidden.read_text()
+    port = int(dict(line.split("=") for line in (cluster.path / "ports.env").read_text()
+                    .split())["SLA_METRICS_PORT"])
+    text = wait_for("a scrape with the mode", lambda: (t := _scrape(port)) and
+                    "ceph_sla_mode " in t and t, 60)
+    families = {line.split()[2] for line in text.splitlines() if line.startswith("# TYPE ")}
+    dashboard = (ROOT / "deploy" / "grafana" / "ceph-sla.json").read_text()
+    wanted = {name.removesuffix("_bucket") for name in re.findall(r"ceph_sla_\w+", dashboard)}
+    assert sorted(wanted - families) == [], "dashboard metrics missing from the scrape"
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool missing: apt-get install -y --no-install-recommends prometheus")
+    check = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
+                           text=True, timeout=60)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def _scrape(port: int) -> str | None:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            return str(r.read().decode())
+    except OSError:
+        return None

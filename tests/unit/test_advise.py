@@ -105,12 +105,22 @@ def test_dwell_is_7200_and_at_least_one_switch() -> None:
 TB = 1e12
 
 
+def empty(total: float) -> dict[str, float]:
+    """An urgent region of `total` bytes with nothing on it."""
+    return {"urgent_free_bytes": total, "urgent_total_bytes": total}
+
+
 def test_shared_overfill_by_capacity() -> None:
-    # 10 TB of normal replicas x 25% = 2.5 TB against 0.85 x 2 TB = 1.7 TB free
-    over = advise(inputs(normal_bytes=10 * TB, urgent_free_bytes=2 * TB, urgent_share=0.25))
+    # 10 TB of normal replicas x 25% = 2.5 TB against 0.85 x 2 TB - 0 used = 1.7 TB
+    over = advise(inputs(normal_bytes=10 * TB, **empty(2 * TB), urgent_share=0.25))
     assert over.shared_overfill is True and "IOPS: not checked" in over.shared_overfill_basis
-    fits = advise(inputs(normal_bytes=10 * TB, urgent_free_bytes=3 * TB, urgent_share=0.25))
+    fits = advise(inputs(normal_bytes=10 * TB, **empty(3 * TB), urgent_share=0.25))
     assert fits.shared_overfill is False  # 2.5 TB <= 2.55 TB
+    # room is under the ratio of the total, not a share of what is free: 3 TB free
+    # of 4 TB is 0.85 x 4 - 1 = 2.4 TB of room (free x ratio said 2.55)
+    used = advise(inputs(normal_bytes=10 * TB, urgent_free_bytes=3 * TB,
+                         urgent_total_bytes=4 * TB, urgent_share=0.25))
+    assert used.shared_overfill is True and "used = 2.2 TiB" in used.shared_overfill_basis
 
 
 def test_shared_overfill_by_iops() -> None:
@@ -128,9 +138,9 @@ def test_shared_overfill_by_iops() -> None:
 
 def test_shared_overfill_either_check_and_unknown() -> None:
     both = advise(inputs(quiet_rate_iops=100.0, normal_peak_iops=3000.0, urgent_share=0.25,
-                         normal_bytes=1 * TB, urgent_free_bytes=3 * TB))
+                         normal_bytes=1 * TB, **empty(3 * TB)))
     assert both.shared_overfill is True  # bytes fit, IOPS do not
-    assert advise(inputs(normal_bytes=TB, urgent_free_bytes=TB)).shared_overfill is None
+    assert advise(inputs(normal_bytes=TB, **empty(TB))).shared_overfill is None
     assert advise(inputs(urgent_share=0.25)).shared_overfill is None
 
 
@@ -207,7 +217,7 @@ def test_advise_error_is_a_value_error_and_replace_validates() -> None:
 
 def test_to_dict_is_json_and_render_lists_every_figure() -> None:
     a = advise(inputs(threshold_iops=100.0, threshold_low_iops=0.0, min_dwell_secs=1800.0,
-                      normal_bytes=TB, urgent_free_bytes=TB, urgent_share=0.25,
+                      normal_bytes=TB, **empty(TB), urgent_share=0.25,
                       ssd_hdd_cost_ratio=5.0, ssd_speedup=PAPER_SSD,
                       hdd_ssd_db_speedup=PAPER_DB))
     d = json.loads(json.dumps(a.to_dict()))

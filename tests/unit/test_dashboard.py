@@ -216,8 +216,7 @@ def _series_from_exporter(
     snapshot: dict[str, Any] | None = None, cluster: str | None = None
 ) -> list[dict[str, str]]:
     """Input series for promtool built from metrics.py's real exposition."""
-    pytest.importorskip("prometheus_client")
-    from prometheus_client.parser import text_string_to_metric_families
+    from mgr_sla._vendor.prometheus_client.parser import text_string_to_metric_families
 
     helpers = load("sla_test_metrics_helpers", Path(__file__).with_name("test_metrics.py"))
     exposition, sample_snapshot = helpers.exposition, helpers.sample_snapshot

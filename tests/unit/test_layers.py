@@ -26,7 +26,8 @@ ALLOWED = {
 
 
 def module_files() -> list[Path]:
-    return sorted(p for p in MGR.rglob("*.py") if "crush_rules" not in p.relative_to(MGR).parts)
+    return sorted(p for p in MGR.rglob("*.py")
+                  if not {"crush_rules", "_vendor"} & set(p.relative_to(MGR).parts))
 
 
 def dotted(path: Path) -> str:

@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("prometheus_client")
-from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
+from mgr_sla._vendor.prometheus_client.parser import text_string_to_metric_families
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -90,8 +89,8 @@ def sample_snapshot() -> dict[str, Any]:
 
 
 def exposition(snapshot: dict[str, Any]) -> str:
-    from prometheus_client.exposition import generate_latest
-    from prometheus_client.registry import CollectorRegistry
+    from mgr_sla._vendor.prometheus_client.exposition import generate_latest
+    from mgr_sla._vendor.prometheus_client.registry import CollectorRegistry
 
     class Static:
         def collect(self) -> list[Any]:
@@ -477,7 +476,7 @@ def test_stop_with_a_slow_client_connected(server: Any) -> None:
 
 def test_unavailable_client_library(server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(metrics_server, "PROMETHEUS_CLIENT_AVAILABLE", False)
-    with pytest.raises(metrics_server.MetricsBindError, match="python3-prometheus-client"):
+    with pytest.raises(metrics_server.MetricsBindError, match="own prometheus_client"):
         server.start("127.0.0.1", 0)
 
 

@@ -93,9 +93,9 @@ _SHELL_DEFINED: set[str] | None = None
 
 def module_files() -> list[Path]:
     """Every file of the module, its subpackages included (not the crush_rules
-    copy inside it, which is the generator's)."""
+    copy inside it, which is the generator's, nor the vendored library)."""
     return sorted(p for p in MGR_SLA_DIR.rglob("*.py")
-                  if "crush_rules" not in p.relative_to(MGR_SLA_DIR).parts)
+                  if not {"crush_rules", "_vendor"} & set(p.relative_to(MGR_SLA_DIR).parts))
 
 
 def shell_defined() -> set[str]:

@@ -453,8 +453,9 @@ def test_the_basis_names_the_osds_whose_bench_was_measured(cluster: FakeCluster)
 
 
 def test_a_copy_pool_shares_by_size_and_isolates_by_size(cluster: FakeCluster) -> None:
-    """The copy strategy: sla_copy_3 at size 3 (isolated), 4 (shared); its
-    min_size is kept; `pool rm` gives back its rule, size and min_size."""
+    """The copy strategy: sla_isolated_normal at size 3 (isolated), sla_copy_3
+    at 4 (shared); its min_size is kept; `pool rm` gives back its rule, size
+    and min_size."""
     cluster.add_pool(3, "copied", "replicated_rule")
     cluster.pools[3]["min_size"] = 1
     m = managed(cluster, {})
@@ -472,9 +473,13 @@ def test_a_copy_pool_shares_by_size_and_isolates_by_size(cluster: FakeCluster) -
     ticks(m, 1)
     cluster.ops[1] += 10_000
     ticks(m, 1)
-    assert pool["size"] == 3 and pool["min_size"] == 1 and cluster.rule_of(3) == "sla_copy_3"
-    sizes = [c for c in cluster.commands if c.get("var") == "size" and c["pool"] == "copied"]
-    assert [c["val"] for c in sizes] == ["4", "3"]  # one command each way
+    assert pool["size"] == 3 and pool["min_size"] == 1
+    assert cluster.rule_of(3) == "sla_isolated_normal"
+    steps = [(c["var"], c["val"]) for c in cluster.commands if c["prefix"] == "osd pool set"
+             and c["pool"] == "copied" and c["var"] in ("size", "crush_rule")]
+    # shared: the rule, then the copy; isolated: the copy goes, then the rule
+    assert steps[-4:] == [("crush_rule", "sla_copy_3"), ("size", "4"), ("size", "3"),
+                          ("crush_rule", "sla_isolated_normal")]
     out = m.cmd_pool_rm("copied")
     assert out.retval == 0, out
     assert cluster.rule_of(3) == "replicated_rule" and pool["size"] == 3
@@ -603,3 +608,76 @@ def test_a_tick_takes_the_status_lock_once_per_step(cluster: FakeCluster,
     m.tick()
     assert counting.sections == 3
     assert mon_calls_locked == []
+
+
+def test_a_pool_whose_sharing_would_pass_the_pg_limit_stays_isolated(
+        cluster: FakeCluster) -> None:
+    m = managed(cluster, {})
+    m.get_ceph_option = {"target_max_misplaced_ratio": 0.05, "mon_max_pg_per_osd": 10}.get
+    ticks(m, 4)
+    status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
+    bulk = next(p for p in status["pools"] if p["name"] == "bulk")
+    assert status["mode"] == "shared" and cluster.rule_of(2) == "sla_isolated_normal"
+    assert "over mon_max_pg_per_osd 10" in bulk["kept_isolated"]
+    assert "SLA_PG_LIMIT" in m.health and "bulk" in m.health["SLA_PG_LIMIT"]["detail"][0]
+    plan = json.loads(m.cmd_plan(format=_fmt("json")).stdout)
+    slots = next(c for c in plan["costs"] if c["name"] == "bulk")["pg_slots_if_shared"]
+    assert slots["pgs"] > 10 and slots["limit"] == 10
+    # room again: it shares
+    m.get_ceph_option = {"target_max_misplaced_ratio": 0.05, "mon_max_pg_per_osd": 250}.get
+    cluster.epoch += 1  # the cost model reads again on a new epoch
+    cluster.on_change()
+    ticks(m, 3)
+    assert cluster.rule_of(2) == "sla_shared" and "SLA_PG_LIMIT" not in m.health
+
+
+def test_osds_withholding_pgs_isolate_every_shared_pool_at_once(cluster: FakeCluster) -> None:
+    m = managed(cluster, {})
+    m.get_ceph_option = {"target_max_misplaced_ratio": 0.05, "mon_max_pg_per_osd": 250}.get
+    ticks(m, 4)
+    assert cluster.rule_of(2) == "sla_shared"
+    cluster.ceph_checks = {"PENDING_CREATING_PGS": {
+        "severity": "HEALTH_WARN", "summary": {"message": "8 PGs pending on creation"}}}
+    ticks(m, 1)  # no new epoch, within the cost model's 30 s: the next tick acts
+    assert cluster.rule_of(2) == "sla_isolated_normal"
+    assert "PENDING_CREATING_PGS" in m.health["SLA_PG_LIMIT"]["detail"][0]
+
+
+def test_a_copy_pool_that_gets_nosizechange_isolates_and_says_why(cluster: FakeCluster) -> None:
+    cluster.add_pool(3, "copied", "replicated_rule")
+    m = managed(cluster, {})
+    assert m.cmd_pool_set("copied", role=_role("normal"), strategy=_strategy("copy")).retval == 0
+    ticks(m, 4)
+    assert cluster.pools[3]["size"] == 4  # shared
+    cluster.pools[3]["flags_names"] = "hashpspool,nosizechange"
+    cluster.epoch += 1
+    cluster.on_change()
+    ticks(m, 1)
+    assert cluster.pools[3]["size"] == 3 and cluster.rule_of(2) == "sla_shared"
+    assert "nosizechange" in m.health["SLA_STRATEGY_REFUSED"]["detail"][0]
+    status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
+    copied = next(p for p in status["pools"] if p["name"] == "copied")
+    assert "nosizechange" in copied["kept_isolated"]
+    # and `pool set` refuses such a pool
+    cluster.add_pool(4, "frozen", "replicated_rule")
+    cluster.pools[4]["flags_names"] = "nosizechange"
+    out = m.cmd_pool_set("frozen", role=_role("normal"), strategy=_strategy("copy"))
+    assert out.retval < 0 and "nosizechange" in out.stderr
+
+
+def test_a_copy_pools_min_size_left_wrong_is_set_back(cluster: FakeCluster) -> None:
+    """A failover between the size step and the min_size step leaves Ceph's
+    reset value: the next tick restores the one recorded at `pool set`."""
+    cluster.add_pool(3, "copied", "replicated_rule")
+    m = managed(cluster, {})
+    assert m.cmd_pool_set("copied", role=_role("normal"), strategy=_strategy("copy")).retval == 0
+    ticks(m, 4)
+    pool = cluster.pools[3]
+    assert (pool["size"], pool["min_size"]) == (4, 2)
+    pool["min_size"] = 3  # what `osd pool set size 4` leaves on some releases' defaults
+    cluster.epoch += 1
+    cluster.on_change()
+    ticks(m, 1)
+    assert (pool["size"], pool["min_size"]) == (4, 2)
+    assert [c["val"] for c in cluster.commands
+            if c["prefix"] == "osd pool set" and c["var"] == "min_size"][-1] == "2"

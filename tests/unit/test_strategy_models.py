@@ -32,8 +32,8 @@ def test_every_strategy_has_a_model_and_a_working_class() -> None:
 def test_targets_per_role_and_mode() -> None:
     assert registry.targets(MOVE) == {Mode.ISOLATED: PoolTarget("sla_isolated_normal"),
                                       Mode.SHARED: PoolTarget("sla_shared")}
-    assert registry.targets(COPY) == {Mode.ISOLATED: PoolTarget("sla_copy_3", 3),
-                                      Mode.SHARED: PoolTarget("sla_copy_3", 4)}
+    assert registry.targets(COPY) == {Mode.ISOLATED: PoolTarget("sla_isolated_normal", 3, 2),
+                                      Mode.SHARED: PoolTarget("sla_copy_3", 4, 2)}
     for mode in Mode:
         assert registry.target(URGENT, mode) == PoolTarget("sla_isolated_urgent")
         assert registry.target(HYBRID, mode) == PoolTarget("sla_hybrid")
@@ -61,13 +61,20 @@ def test_needs_name_the_rules_and_weight_sets_to_install() -> None:
         "sla_hybrid", "sla_copy_2"]
 
 
-@pytest.mark.parametrize("size, refused", [(1, False), (3, False), (8, False), (9, True)])
-def test_copy_refuses_sizes_without_a_copy_rule(size: int, refused: bool) -> None:
+@pytest.mark.parametrize("size, refused", [(1, True), (2, False), (8, False), (9, True)])
+def test_copy_refuses_sizes_it_cannot_toggle(size: int, refused: bool) -> None:
     why = registry.MODELS[Strategy.COPY].refusal(info(size))
     assert (why is not None) is refused
     if why:
-        assert "size of 1 to 8" in why and "'bulk'" in why
+        assert "size of 2 to 8" in why and "'bulk'" in why
     assert registry.MODELS[Strategy.MOVE].refusal(info(size)) is None
+
+
+def test_copy_refuses_a_pool_whose_size_the_mon_must_not_change() -> None:
+    frozen = PoolInfo(7, "bulk", 5, 3, flags=frozenset({"hashpspool", "nosizechange"}))
+    why = registry.MODELS[Strategy.COPY].refusal(frozen)
+    assert why is not None and "nosizechange" in why and "unset bulk" in why
+    assert registry.MODELS[Strategy.MOVE].refusal(frozen) is None
 
 
 def test_new_roles_record_what_isolation_restores() -> None:

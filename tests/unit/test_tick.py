@@ -16,9 +16,10 @@ NORMAL = PoolRole(Role.NORMAL)
 URGENT = PoolRole(Role.URGENT)
 
 
-def pool_now(pool_id: int, name: str, role: PoolRole, rule: str, size: int = 0) -> PoolNow:
+def pool_now(pool_id: int, name: str, role: PoolRole, rule: str, size: int = 0,
+             min_size: int = 0) -> PoolNow:
     """The pool as the shell hands it over: with its strategy's targets."""
-    return PoolNow(pool_id, name, role, rule, size, targets(role))
+    return PoolNow(pool_id, name, role, rule, size, targets(role), min_size)
 
 
 def rules(plan: TickPlan) -> list[tuple[int, str, str, str]]:
@@ -138,29 +139,46 @@ COPY = PoolRole(Role.NORMAL, strategy=Strategy.COPY, base_size=3, base_min_size=
 
 
 def test_a_copy_pool_shares_by_one_more_copy_and_isolates_by_dropping_it() -> None:
-    plan = plan_tick(inputs(pools=(pool_now(2, "bulk", COPY, "sla_copy_3", 3),)))
+    plan = plan_tick(inputs(pools=(pool_now(2, "bulk", COPY, "sla_isolated_normal", 3, 2),)))
     assert plan.switch and len(plan.pool_changes) == 1
     change = plan.pool_changes[0]
     assert (change.to_rule, change.from_size, change.to_size) == ("sla_copy_3", 3, 4)
-    assert change.toward_shared and change.size_changes and not change.rule_changes
+    assert change.toward_shared and change.size_changes and change.rule_changes
     shared = DecisionState(Mode.SHARED, 0.0, quiet_since=0.0)
     plan = plan_tick(inputs(state=shared, urgent_iops=500.0,
-                            pools=(pool_now(2, "bulk", COPY, "sla_copy_3", 4),)))
+                            pools=(pool_now(2, "bulk", COPY, "sla_copy_3", 4, 2),)))
     change = plan.pool_changes[0]
     assert (change.from_size, change.to_size, change.toward_shared) == (4, 3, False)
+    assert change.to_rule == "sla_isolated_normal"  # off the urgent take once isolated
 
 
 def test_a_pool_kept_isolated_does_not_follow_shared_mode() -> None:
-    plan = plan_tick(inputs(pools=(pool_now(2, "bulk", COPY, "sla_copy_3", 3),),
+    plan = plan_tick(inputs(pools=(pool_now(2, "bulk", COPY, "sla_isolated_normal", 3),),
                             keep_isolated=frozenset({2})))
     assert plan.switch and plan.pool_changes == ()
     # and a kept pool that is shared goes back
     shared = DecisionState(Mode.SHARED, 0.0, quiet_since=0.0)
     plan = plan_tick(inputs(state=shared, pools=(pool_now(2, "bulk", COPY, "sla_copy_3", 4),),
                             keep_isolated=frozenset({2})))
-    assert [(c.from_size, c.to_size) for c in plan.pool_changes] == [(4, 3)]
+    assert [(c.from_size, c.to_size, c.to_rule) for c in plan.pool_changes] == [
+        (4, 3, "sla_isolated_normal")]
 
 
 def test_a_pool_without_a_target_for_the_mode_is_left_alone() -> None:
     plan = plan_tick(inputs(pools=(PoolNow(2, "bulk", NORMAL, "sla_isolated_normal"),)))
     assert plan.switch and plan.pool_changes == ()
+
+
+def test_a_copy_pools_min_size_converges_every_tick() -> None:
+    """A size change resets min_size; a failover between the two steps must
+    not leave it so: the next tick sets it back, in either mode."""
+    shared = DecisionState(Mode.SHARED, 0.0, quiet_since=0.0)
+    for state, size, rule in ((shared, 4, "sla_copy_3"),
+                              (DecisionState(Mode.ISOLATED, 999.0), 3, "sla_isolated_normal")):
+        plan = plan_tick(inputs(state=state, urgent_iops=30.0, pools=(
+            pool_now(2, "bulk", COPY, rule, size, min_size=1),)))
+        assert [(c.size_changes, c.from_min_size, c.to_min_size, c.toward_shared)
+                for c in plan.pool_changes] == [(False, 1, 2, False)]  # isolation's gates
+    plan = plan_tick(inputs(state=shared, urgent_iops=30.0, pools=(
+        pool_now(2, "bulk", COPY, "sla_copy_3", 4, min_size=2),)))
+    assert plan.pool_changes == ()

@@ -1,0 +1,2 @@
+"""Libraries the module carries itself, as their authors released them (see
+README.md here): no Ceph package or container image ships them."""

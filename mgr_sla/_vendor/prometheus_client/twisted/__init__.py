@@ -1,0 +1,3 @@
+from ._exposition import MetricsResource
+
+__all__ = ['MetricsResource']

@@ -1,0 +1,114 @@
+"""PG slots per urgent OSD on a real cluster: a copy pool whose extra copy
+would take an urgent OSD past mon_max_pg_per_osd (a failure domain lost
+included) stays isolated in shared mode, and status, plan and health name the
+OSD, its projected count and the limit; with room again, it shares.
+
+The limit is set from the cluster's own counts so that today's placement
+fits and the copy pool's sharing does not, while the cluster-wide average
+stays under it (Ceph's own guards, which are averages, say nothing). It is
+set at runtime in the daemons (`ceph tell ... config set`): the mini cluster's
+ceph.conf sets it, and a file setting wins over `ceph config set`."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from harness.cephcluster import Cluster, wait_for, wait_mode
+
+pytestmark = pytest.mark.integration
+
+POOL = "slotpool"
+PGS = 32
+# The urgent pools fill the SSD OSDs, as in production, where SSDs are few: here
+# the mini cluster's SSDs are as many as its HDDs, so one more urgent pool does it.
+URGENT = "slots-urgent"
+URGENT_PGS = 64
+
+
+def _pool(cluster: Cluster) -> dict[str, Any]:
+    return next(p for p in cluster.json("osd", "pool", "ls", "detail") if p["pool_name"] == POOL)
+
+
+def _pgs_by_osd(cluster: Cluster) -> dict[int, int]:
+    """What each OSD holds by its own last report (the module's count)."""
+    out = cluster.json("pg", "dump", "osds")
+    return {int(o["osd"]): int(o["num_pgs"]) for o in out.get("osd_stats", out)}
+
+
+def _mapped(cluster: Cluster) -> dict[int, int]:
+    """What each OSD holds by the up sets of every PG."""
+    out: dict[int, int] = {}
+    brief = cluster.json("pg", "dump", "pgs_brief")
+    for pg in brief.get("pg_stats", brief) if isinstance(brief, dict) else brief:
+        for osd in pg["up"]:
+            out[osd] = out.get(osd, 0) + 1
+    return out
+
+
+def _set_limit(cluster: Cluster, value: str) -> None:
+    for who in ("mgr", "osd.*"):
+        done = cluster.ceph_raw("tell", who, "config", "set", "mon_max_pg_per_osd", value,
+                                cli=True)
+        assert done.returncode == 0, done.stderr
+
+
+def _entry(cluster: Cluster) -> dict[str, Any]:
+    return next(p for p in cluster.sla_status()["pools"] if p["name"] == POOL)
+
+
+def test_a_copy_pool_past_the_pg_limit_stays_isolated_and_is_named(sla_pools: Cluster) -> None:
+    cluster = sla_pools
+    cluster.ceph("sla", "mode", "isolated")  # the counts below: nothing shared
+    cluster.create_pool(URGENT, URGENT_PGS)
+    cluster.create_pool(POOL, PGS, size=2)
+    try:
+        cluster.ceph("sla", "pool", "set", URGENT, "urgent", timeout=300)
+        out = cluster.json("sla", "pool", "set", POOL, "normal", "--strategy", "copy",
+                           timeout=300)
+        assert out["strategy"] == "copy", out
+        wait_for("the pools on their rules", lambda: cluster.pool_rule(POOL) ==
+                 "sla_isolated_normal" and _pool(cluster)["size"] == 2
+                 and cluster.pool_rule(URGENT) == "sla_isolated_urgent", 60)
+        cluster.wait_clean(300)
+        ssds = {n["id"] for n in cluster.json("osd", "df")["nodes"]
+                if n.get("device_class") == "ssd"}
+        # the OSDs' reports caught up with the map (strays of the pool's first
+        # placement deleted): what the module counts is what the up sets say
+        counts = wait_for("each OSD's PG count to match the up sets", lambda: (
+            held := _pgs_by_osd(cluster)) == _mapped(cluster) and held, 120)
+        now = max(counts[o] for o in ssds)
+        limit = now + math.ceil(now / 3) + 2  # today's placement fits, a domain lost
+        assert (sum(counts.values()) + PGS) / len(counts) < limit, \
+            "Ceph's average would refuse on its own"
+        original = cluster.json("tell", "mgr", "config", "get", "mon_max_pg_per_osd")[
+            "mon_max_pg_per_osd"]
+        _set_limit(cluster, str(limit))
+        wait_for("the module to take the limit", lambda: next(
+            c for c in cluster.json("sla", "plan")["costs"] if c["name"] == POOL)[
+                "pg_slots_if_shared"]["limit"] == limit, 60)
+        cluster.ceph("sla", "mode", "shared")
+        kept = wait_for("the pool kept isolated for PG slots", lambda: (
+            e := _entry(cluster))["kept_isolated"] and "mon_max_pg_per_osd" in e[
+                "kept_isolated"] and e, 90)
+        assert f"over mon_max_pg_per_osd {limit}" in kept["kept_isolated"]
+        wait_mode(cluster, "shared", 60)
+        assert _pool(cluster)["size"] == 2 and _entry(cluster)["kept_isolated"]
+        checks = cluster.json("health", "detail")["checks"]
+        assert POOL in " ".join(d["message"] for d in checks["SLA_PG_LIMIT"]["detail"])
+        plan = cluster.json("sla", "plan")
+        slots = next(c for c in plan["costs"] if c["name"] == POOL)["pg_slots_if_shared"]
+        assert slots["limit"] == limit and slots["pgs"] > limit, slots
+        assert f"limit {limit}" in cluster.ceph("sla", "plan")
+        # room again: the pool shares (one more copy, on its copy rule)
+        _set_limit(cluster, original)
+        wait_for("the pool shared", lambda: _pool(cluster)["size"] == 3
+                 and cluster.pool_rule(POOL) == "sla_copy_2", 120)
+    finally:
+        if "original" in locals():
+            _set_limit(cluster, original)
+        cluster.ceph_raw("sla", "mode", "auto")
+        for pool in (POOL, URGENT):
+            cluster.ceph_raw("sla", "pool", "rm", pool, timeout=300)
+            cluster.ceph_raw("osd", "pool", "rm", pool, pool, "--yes-i-really-really-mean-it")
