@@ -9,6 +9,8 @@ setup(
     # the vendored exposition library's licence travels with it
     package_data={"mgr_sla._vendor.prometheus_client": ["LICENSE", "NOTICE", "py.typed"]},
     python_requires=">=3.9",
+    # the benchmarks (bench/, run from a checkout): the policy simulation and the plots
+    extras_require={"bench": ["numpy", "matplotlib"]},
     license="LGPL-2.1-or-later",
     entry_points={"console_scripts": ["sla-crush = crush_rules.cli:main"]},
 )

@@ -160,3 +160,9 @@ def throttled_cluster(work: Path, name: str, osd_conf: str = OSD_CONF,
         if busy:
             print(f"bench: cgroups still in use: {busy}", file=sys.stderr)
         shutil.rmtree(work / name, ignore_errors=True)
+
+
+def default_cache_dir() -> Path:
+    """Where the policy simulation keeps its CRUSH mappings between runs."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ceph-sla" / "policy-sim"

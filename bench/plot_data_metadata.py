@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench import needs
 from bench.common import RESULTS
 
 LAYOUTS = ("hdd", "ssd", "hdd+ssd", "ssd+ssd")
@@ -145,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("results", nargs="?", type=Path, default=RESULTS / "data-metadata.json")
     ap.add_argument("out_dir", nargs="?", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
+    needs.require("plot_data_metadata", "matplotlib")
     for path in plot(json.loads(args.results.read_text()), args.out_dir):
         print(path)
     return 0

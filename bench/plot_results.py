@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bench import needs
 from bench.common import RESULTS
 
 MODES = ("default", "fixed", "adaptive")
@@ -232,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.tables:
         print(tables(results), end="")
     else:
+        needs.require("plot_results", "matplotlib")
         for path in plot(results, args.out_dir):
             print(path)
     return 0

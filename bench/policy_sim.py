@@ -28,14 +28,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import provenance
-from bench.common import write_json
-from bench.sim import demand as D
-from bench.sim import mapping
-from bench.sim import model as M
-from bench.sim import policy as SP
-from bench.sim.report import print_header, print_recommendation, summarize, table_rows
-from bench.sim.scenario import Demand, Model, build_model, latency_tables, urgent_demand
+from bench import needs, provenance
+from bench.common import default_cache_dir, write_json
+from bench.sim.workload import UrgentWorkload
+
+# numpy is the simulation's one third-party need: without it, --help still works
+# and a run ends in one line naming what to install (bench/needs.py)
+NEEDS = ("numpy",)
+if not needs.missing(*NEEDS):
+    from bench.sim import model as M
+    from bench.sim import policy as SP
+    from bench.sim.report import print_header, print_recommendation, summarize, table_rows
+    from bench.sim.scenario import Demand, Model, build_model, latency_tables, urgent_demand
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -129,7 +133,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--warmup-days", type=float, default=1.0)
     p.add_argument("--step", type=float, default=10.0, help="time step, s")
     p.add_argument("--out", type=Path, default=Path("docs/policy-simulation.json"))
-    p.add_argument("--cache-dir", type=Path, default=mapping.default_cache_dir())
+    p.add_argument("--cache-dir", type=Path, default=default_cache_dir())
     p.add_argument("--no-cache", action="store_true")
     _device_args(p)
     _switch_and_workload_args(p)
@@ -172,7 +176,7 @@ def _switch_and_workload_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-misplaced", type=float, default=0.05,
                    help="the module's max_misplaced_ratio gate")
     g = p.add_argument_group("urgent workload and SLA")
-    w = D.UrgentWorkload()
+    w = UrgentWorkload()
     g.add_argument("--night-util", type=float, default=w.night_util)
     g.add_argument("--day-util", type=float, default=w.day_util)
     g.add_argument("--bursts-per-hour", type=float, default=w.bursts_per_hour,
@@ -219,6 +223,7 @@ def run_policies(args: argparse.Namespace, model: Model, dem: Demand, tables: M.
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    needs.require("policy_sim", *NEEDS)
     try:
         hdd_ops, ssd_ops, rate_source = device_rates(args.hdd_ops, args.ssd_ops,
                                                      args.calibration)

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench import policy_sim, provenance
+from bench import needs, policy_sim, provenance
 from bench.common import RESULTS, write_json
 
 STRATEGIES = ("move", "copy")
@@ -98,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     bad = [a for a in extra if a in ("--strategy", "--normal-tb", "--read-fraction", "--out")]
     if bad:
         parser.error(f"{bad[0]} is set per run here: use --strategies, --volumes-tb, --reads")
+    needs.require("policy_strategies", *policy_sim.NEEDS)
     cells, release, first = [], "", None
     for volume in args.volumes_tb:
         for reads in args.reads:

@@ -83,8 +83,11 @@ class ScaledCluster:
 
     def _build(self) -> dict[str, Any]:
         stats = []
+        held: dict[int, int] = {}  # each OSD's PGs, as its reports give them
         for pgid in self.raw:
             up = self.up_set(pgid)
+            for osd in up:
+                held[osd] = held.get(osd, 0) + 1
             stats.append({"pgid": pgid, "state": "active+clean", "up": up, "acting": up,
                           "stat_sum": {"num_bytes": 4 << 20, "num_objects": 1}})
         gib = 1 << 20
@@ -97,7 +100,9 @@ class ScaledCluster:
             "pg_stats": {"pg_stats": stats},
             "pg_dump": {"pg_stats": stats, "pool_stats": []},
             "pool_stats": {"pool_stats": []},
-            "osd_stats": {"osd_stats": [{"osd": o, "kb": 4000 * gib, "kb_used": 400 * gib}
+            "health": {"json": json.dumps({"status": "HEALTH_OK", "checks": {}})},
+            "osd_stats": {"osd_stats": [{"osd": o, "kb": 4000 * gib, "kb_used": 400 * gib,
+                                         "num_pgs": held.get(o, 0)}
                                         for o in range(self.osd_count)]},
             "df": {"pools": [{"id": p, "stats": {"rd": 0, "wr": self.ops[p],
                                                  "bytes_used": n << 22}}

@@ -216,6 +216,3 @@ def _load(path: Path, spec: MapSpec) -> ClusterMappings | None:
     return ClusterMappings(spec, tuple(meta["device_class"]), info=info, **arrays)
 
 
-def default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "ceph-sla" / "policy-sim"

@@ -45,7 +45,7 @@ class MetricSpec:
     """One exported metric: the name as it appears in the text exposition."""
 
     name: str
-    type: str  # "gauge", "counter" or "histogram"
+    type: str  # "gauge", "counter", "histogram" or "summary" (quantile samples only)
     labels: tuple[str, ...]
     help: str
 
@@ -129,7 +129,7 @@ METRICS: tuple[MetricSpec, ...] = (
         "The urgent pools' latency objective (absent while off)",
     ),
     MetricSpec(
-        "ceph_sla_urgent_latency_seconds", "gauge", (*_POOL, "op", "quantile"),
+        "ceph_sla_urgent_latency_seconds", "summary", (*_POOL, "op", "quantile"),
         "Urgent pool latency: a percentile of the per-period mean latencies over the "
         "objective's window (quantile 0.75 by default: the objective's; and 0.99)",
     ),
@@ -169,6 +169,13 @@ def _counter(name: str, labels: Iterable[str] = ()) -> CounterMetricFamily:
     # the text exposition adds it back to the sample, so the samples come out
     # exactly as named in METRICS.
     return CounterMetricFamily(name, spec.help, labels=list(labels))
+
+
+def _quantiles(name: str) -> Metric:
+    """A summary of quantile samples only: `quantile` is a summary's label (a
+    gauge carrying it fails promtool's lint); sum and count are not kept."""
+    spec = _SPECS[name]
+    return Metric(name, spec.help, "summary")
 
 
 def _labelled_gauge(name: str) -> GaugeMetricFamily:
@@ -307,7 +314,7 @@ def _pool_families(pools: list[Mapping[str, Any]]) -> list[Metric]:
     upmap = [_labelled_gauge(n) for n in ("ceph_sla_pool_urgent_replica_share",
                                           "ceph_sla_pool_upmap_pending",
                                           "ceph_sla_pool_pgs_with_upmaps")]
-    latency = _labelled_gauge("ceph_sla_urgent_latency_seconds")
+    latency = _quantiles("ceph_sla_urgent_latency_seconds")
     violations = _counter("ceph_sla_slo_violation_seconds_total", _POOL)
     for pool in pools:
         pool_id = _pool_id(pool)
@@ -337,14 +344,15 @@ def _add_numbers(families: list[GaugeMetricFamily], pool_id: str, values: tuple[
             family.add_metric([pool_id], number)
 
 
-def _add_latency(latency: GaugeMetricFamily, violations: CounterMetricFamily, pool_id: str,
+def _add_latency(latency: Metric, violations: CounterMetricFamily, pool_id: str,
                  lat: Mapping[str, Any]) -> None:
     q = _number(lat.get("percentile"))
     for op in ("write", "read"):
         for quantile, value in ((q, lat.get(f"{op}_ms")), (99.0, lat.get(f"{op}_p99_ms"))):
             ms = _number(value)
             if ms is not None and quantile is not None:
-                latency.add_metric([pool_id, op, f"{quantile / 100:g}"], ms / 1000)
+                latency.add_sample(latency.name, {"pool_id": pool_id, "op": op,
+                                                  "quantile": f"{quantile / 100:g}"}, ms / 1000)
     seconds = _number(lat.get("slo_violation_seconds"))
     if seconds is not None:
         violations.add_metric([pool_id], seconds)

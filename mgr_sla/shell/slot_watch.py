@@ -66,10 +66,10 @@ class SlotWatch:
 
     def withheld(self) -> str | None:
         """Why no pool may share now, from Ceph's own health (read every tick)."""
-        raw = self._mgr.get("health") or {}
         try:
+            raw = self._mgr.get("health") or {}
             health = json.loads(raw["json"]) if isinstance(raw.get("json"), str) else raw
-        except (ValueError, TypeError):
+        except Exception:  # unreadable health is no evidence either way
             return None
         return withheld(health)
 

@@ -516,3 +516,18 @@ def test_latency_objective_metrics() -> None:
     assert 'ceph_sla_slo_violation_seconds_total{pool_id="1"} 30.5' in text
     off = {**sample_snapshot(), "slo": None}
     assert "\nceph_sla_slo_latency_seconds " not in exposition(off)
+
+
+def test_the_exposition_passes_promtool() -> None:
+    """What Prometheus's own linter accepts: `quantile` only on a summary,
+    counters ending in _total, HELP on every family."""
+    import shutil
+    import subprocess
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool missing: apt-get install -y --no-install-recommends prometheus")
+    text = exposition(sample_snapshot())
+    assert 'quantile="0.99"' in text  # the urgent latency quantiles are in the sample
+    done = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,42 @@
+"""Every benchmark answers --help with the standard library alone, and one
+that needs a third-party module it lacks ends in one line naming what to
+install (pip install '.[bench]'), not a traceback."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ENTRY_POINTS = sorted(str(p.relative_to(ROOT).with_suffix("")).replace("/", ".")
+                      for p in (ROOT / "bench").rglob("*.py")
+                      if "__main__" in p.read_text())
+
+
+def stdlib_only(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`python3 -m module args` without site-packages (-S): the standard library only."""
+    code = ("import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); "
+            "runpy.run_module(sys.argv.pop(1), run_name='__main__', alter_sys=True)")
+    return subprocess.run([sys.executable, "-S", "-c", code, str(ROOT), module, *args],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+
+
+def test_the_entry_points_are_found() -> None:
+    assert {"bench.policy_sim", "bench.sla_bench", "bench.tick_bench"} <= set(ENTRY_POINTS)
+
+
+@pytest.mark.parametrize("module", ENTRY_POINTS)
+def test_help_needs_the_standard_library_only(module: str) -> None:
+    done = stdlib_only(module, "--help")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "usage:" in done.stdout
+
+
+def test_a_missing_module_is_one_line_naming_the_install() -> None:
+    done = stdlib_only("bench.policy_sim", "--days", "0.01")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "policy_sim: needs numpy: pip install '.[bench]' from a ceph-sla checkout "
+        "(or pip install numpy)"]
