@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .decision import DecisionState, Mode, ModeDecision, Thresholds, decide, held
-from .gates import ClusterHealth, Gate, blocking_gates
+from .gates import ClusterHealth, Gate, GateName, blocking_gates
 from .latency import Slo
 from .state import PoolRole, PoolTarget, Role
 
@@ -80,6 +80,12 @@ class PoolChange:
     def min_size_changes(self) -> bool:
         return self.to_min_size is not None and self.to_min_size != self.from_min_size
 
+    @property
+    def drops_a_copy(self) -> bool:
+        """A copy pool letting its urgent copy go: no data moves, no normal copy
+        changes; the PGs re-peer on the N normal copies they had all along."""
+        return self.to_size is not None and self.to_size < self.from_size
+
 
 @dataclass(frozen=True)
 class TickPlan:
@@ -110,6 +116,14 @@ def _changes(pools: Sequence[PoolNow], mode: Mode, keep_isolated: frozenset[int]
     return out
 
 
+def _drops_only(gates: Sequence[Gate], changes: Sequence[PoolChange]) -> bool:
+    """Inactive PGs are all that holds, and every change drops a copy pool's
+    extra copy: the fix for a PG whose primary, the urgent copy, is on a
+    failed urgent OSD. Isolation never waits for what it fixes."""
+    return bool(gates) and all(g.name is GateName.PGS_INACTIVE for g in gates) \
+        and all(c.drops_a_copy and not c.toward_shared for c in changes)
+
+
 def _merge(*lists: Sequence[Gate]) -> tuple[Gate, ...]:
     seen: dict[str, Gate] = {}
     for gates in lists:
@@ -133,6 +147,9 @@ def plan_tick(inputs: TickInputs) -> TickPlan:
     switch = decision.switch
     if decision.switch:
         switch_gates = blocking_gates(decision.target, inputs.health, inputs.max_misplaced_ratio)
+        if decision.target is Mode.ISOLATED and _drops_only(switch_gates, _changes(
+                inputs.pools, Mode.ISOLATED, inputs.keep_isolated)):
+            switch_gates = []
         if switch_gates:
             state = held(decision, inputs.state)
             switch = False
@@ -143,6 +160,8 @@ def plan_tick(inputs: TickInputs) -> TickPlan:
         if changes:
             target = Mode.SHARED if any(c.toward_shared for c in changes) else Mode.ISOLATED
             change_gates = blocking_gates(target, inputs.health, inputs.max_misplaced_ratio)
+            if _drops_only(change_gates, changes):
+                change_gates = []
             if change_gates:
                 changes = []
     gates = _merge(switch_gates, change_gates)

@@ -16,6 +16,7 @@ tests/unit/test_mgr_api_surface.py.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -51,12 +52,25 @@ def option(name: str, **fields: Any) -> Any:
     return mgr_module.Option(name=name, **{k: v for k, v in fields.items() if k in known})
 
 
+# MgrModule.rados stores its new handle before it connects it: a second thread
+# asking meanwhile gets one still "configuring" (seen after a mgr restart, a
+# command racing the first tick). Opened by one thread at a time.
+_OPENING = threading.Lock()
+
+
+def _connect_once(module: Any) -> None:
+    with _OPENING:
+        if module.rados is None:  # the property opens and connects it
+            raise RuntimeError("the mgr gave the module no librados handle")
+
+
 def mon_command(module: Any, cmd: dict[str, Any]) -> tuple[int, str, str]:
     """A mon command through the module's own librados handle.
 
     Reef's `MgrModule.mon_command` segfaulted the mgr after a few to a
     thousand calls in our runs, while `module.rados.mon_command` did not
     (docs/release-roots.md); librados behaves the same on every release."""
+    _connect_once(module)
     rc, out, err = module.rados.mon_command(json.dumps(cmd), b"", timeout=30)
     return int(rc), out.decode("utf-8", "replace"), str(err)
 
@@ -64,6 +78,7 @@ def mon_command(module: Any, cmd: dict[str, Any]) -> tuple[int, str, str]:
 def mon_command_bytes(module: Any, cmd: dict[str, Any], inbuf: bytes = b""
                       ) -> tuple[int, bytes, str]:
     """A mon command with a binary input and output (osd getmap, setcrushmap)."""
+    _connect_once(module)
     rc, out, err = module.rados.mon_command(json.dumps(cmd), inbuf, timeout=60)
     return int(rc), bytes(out), str(err)
 

@@ -70,10 +70,10 @@ class CostWatch:
                       for p in pools}
         self.keep_isolated = {pid: why for pid, c in self.costs.items()
                               if (why := too_slow_to_isolate(c, settings.max_isolation_secs))}
-        kept = {**self._refused(state, maps),
-                **self.slots.refresh(pools, maps, withheld, limit)}
-        for pid, why in kept.items():
-            self.keep_isolated[pid] = "; ".join(filter(None, (self.keep_isolated.get(pid), why)))
+        for kept in (self._refused(state, maps), self.slots.refresh(pools, maps, withheld, limit)):
+            for pid, why in kept.items():
+                self.keep_isolated[pid] = "; ".join(
+                    filter(None, (self.keep_isolated.get(pid), why)))
         used, size, weights = urgent_space
         added = sum(c.cost(Strategy(c.strategy)).urgent_bytes_needed
                     for pid, c in self.costs.items() if pid not in self.keep_isolated)

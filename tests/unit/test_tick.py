@@ -182,3 +182,23 @@ def test_a_copy_pools_min_size_converges_every_tick() -> None:
     plan = plan_tick(inputs(state=shared, urgent_iops=30.0, pools=(
         pool_now(2, "bulk", COPY, "sla_copy_3", 4, min_size=2),)))
     assert plan.pool_changes == ()
+
+
+def test_inactive_pgs_never_hold_a_copy_pool_dropping_its_copy() -> None:
+    """The urgent copy is each shared copy pool PG's primary: an urgent OSD that
+    fails leaves PGs inactive, and dropping the copy is the fix. Move pools'
+    isolation (data moves back) still waits for them."""
+    inactive = replace(CLEAN, pgs=PgCounts(64, inactive=4, degraded=4), down_osds=(7,))
+    shared = DecisionState(Mode.SHARED, 0.0, quiet_since=0.0)
+    copy = pool_now(2, "bulk", COPY, "sla_copy_3", 4, min_size=2)
+    plan = plan_tick(inputs(state=shared, urgent_iops=500.0, health=inactive, pools=(copy,)))
+    assert plan.switch and plan.gates == ()
+    assert [(c.to_rule, c.to_size) for c in plan.pool_changes] == [("sla_isolated_normal", 3)]
+    moving = pool_now(3, "moved", NORMAL, "sla_shared")
+    plan = plan_tick(inputs(state=shared, urgent_iops=500.0, health=inactive,
+                            pools=(copy, moving)))
+    assert not plan.switch and [g.name.value for g in plan.gates] == ["pgs_inactive"]
+    # rules missing hold even a drop (the rule it goes back to must exist)
+    missing = replace(inactive, missing_rules=("sla_isolated_normal",))
+    plan = plan_tick(inputs(state=shared, urgent_iops=500.0, health=missing, pools=(copy,)))
+    assert not plan.switch and plan.pool_changes == ()
