@@ -100,6 +100,7 @@ class ScaledCluster:
             "pg_stats": {"pg_stats": stats},
             "pg_dump": {"pg_stats": stats, "pool_stats": []},
             "pool_stats": {"pool_stats": []},
+            "osd_pool_stats": {"pool_stats": []},
             "health": {"json": json.dumps({"status": "HEALTH_OK", "checks": {}})},
             "osd_stats": {"osd_stats": [{"osd": o, "kb": 4000 * gib, "kb_used": 400 * gib,
                                          "num_pgs": held.get(o, 0)}

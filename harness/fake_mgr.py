@@ -128,6 +128,7 @@ class FakeCluster:
         self.weight_sets: set[int] = set()
         self.osd_used_gib = 10
         self.osd_pgs: dict[int, int] = {}  # osd_stats num_pgs (unset: 0)
+        self.pool_sums: list[dict[str, Any]] = []  # pg_dump pool_stats entries
         self.ceph_checks: dict[str, Any] = {}  # Ceph's own health checks
         self.perf_queries: set[int] = set()
         self.perf_seen: dict[int, int] = {}
@@ -242,7 +243,9 @@ class FakeCluster:
             return {"by_pool": by_pool}
         if what == "pg_status":
             return {"pgs_by_state": self.pg_states, "misplaced_ratio": 0.0}
-        if what == "pool_stats":
+        if what == "pool_stats":  # pg_dump's per-pool sums
+            return {"pool_stats": self.pool_sums}
+        if what == "osd_pool_stats":  # `ceph osd pool stats`: rates
             return {"pool_stats": []}
         if what == "health":  # the cluster's own checks, as the mgr serves them
             return {"json": json.dumps({"status": "HEALTH_OK", "checks": self.ceph_checks})}

@@ -89,6 +89,9 @@ class StrategyModel(Protocol):
     def urgent_replicas(self, pool: PoolCostInputs) -> int:
         """The PG replicas sharing the pool adds to the urgent region (PG slots)."""
 
+    def copies_while_sharing(self, objects: int) -> int:
+        """Object copies sharing adds, missing (degraded) until they are placed."""
+
     def switch_moves(self, pool: PoolUp, maps: MapSnapshot, target: Mode) -> dict[str, int]:
         """Per PG, the replicas a switch to `target` moves."""
 

@@ -92,6 +92,9 @@ class CopyModel:
         return capped_gain(isolated_hdd_work(read_fraction, size),
                            (1 - read_fraction) * size * WRITE_COST)
 
+    def copies_while_sharing(self, objects: int) -> int:
+        return objects  # one more copy of every object
+
     def urgent_replicas(self, pool: PoolCostInputs) -> int:
         """One extra copy per PG."""
         return pool.pg_num

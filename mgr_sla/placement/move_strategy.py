@@ -96,6 +96,9 @@ class MoveModel:
         isolated = isolated_hdd_work(read_fraction, size)
         return capped_gain(isolated, isolated * (1 - share))
 
+    def copies_while_sharing(self, objects: int) -> int:
+        return 0  # replicas move (misplaced, never missing)
+
     def urgent_replicas(self, pool: PoolCostInputs) -> int:
         """Moved, not added: the urgent share of the pool's replicas."""
         return min(pool.pg_num * pool.size, math.ceil(pool.pg_num * pool.size * pool.urgent_share))

@@ -15,6 +15,7 @@ from ..core.gates import projected_urgent_fill
 from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
 from ..core.settings import Settings
+from ..core.sharing import SharingProgress, sharing_health
 from ..core.state import ModuleState, Role, Strategy
 from ..core.switch_cost import (
     DEFAULT_READ_FRACTION,
@@ -80,6 +81,7 @@ class CostWatch:
         shared_now = state.decision.mode is Mode.SHARED
         self.urgent_fill_after = None if shared_now else projected_urgent_fill(
             used, size, weights, added, 1.0)
+        self._sharing_health(pools)
         fill = normal_fill_after_isolation(list(self.costs.values()), pools, cap)
         problems = [] if fill is None or fill <= cap.backfillfull_ratio else [
             f"isolating now would fill the {settings.normal_class} region to {fill:.0%}, above "
@@ -89,6 +91,32 @@ class CostWatch:
             "stay complete)"]
         self._health.update("SLA_NORMAL_REGION_FULL", problems,
                             "normal data has outgrown the normal region it must return to")
+
+    def _sharing_health(self, pools: list[PoolCostInputs]) -> None:
+        """The copies sharing adds, missing until placed (Ceph's PG_DEGRADED
+        counts them), apart from degradation sharing does not explain."""
+        sums = {int(e["poolid"]): e.get("stat_sum", {})
+                for e in (self._get("pool_stats") or {}).get("pool_stats", [])}
+        rates = {int(e["pool_id"]): e.get("recovery_rate") or {}
+                 for e in (self._get("osd_pool_stats") or {}).get("pool_stats", [])}
+        progress = []
+        for pool in pools:
+            stat = sums.get(pool.pool_id)
+            if not pool.shared_now or stat is None:
+                continue
+            objects = int(stat.get("num_objects", 0) or 0)
+            rate = float(rates.get(pool.pool_id, {}).get("recovering_bytes_per_sec", 0) or 0)
+            progress.append(SharingProgress(
+                pool.name, MODELS[pool.strategy].copies_while_sharing(objects),
+                int(stat.get("num_objects_degraded", 0) or 0),
+                pool.stored_bytes / objects if objects else 0.0, rate or None))
+        placing, beyond = sharing_health(progress)
+        self._health.update("SLA_COPY_PLACING", placing,
+                            f"{len(placing)} normal pools placing the copy sharing adds: "
+                            "their PGs are undersized by design until it is placed")
+        self._health.update("SLA_SHARED_POOL_DEGRADED", beyond,
+                            f"{len(beyond)} shared normal pools are degraded beyond what "
+                            "sharing adds")
 
     def _refused(self, state: ModuleState, maps: MapSnapshot) -> dict[int, str]:
         """Pools that no longer meet their strategy's conditions (a flag set

@@ -681,3 +681,25 @@ def test_a_copy_pools_min_size_left_wrong_is_set_back(cluster: FakeCluster) -> N
     assert (pool["size"], pool["min_size"]) == (4, 2)
     assert [c["val"] for c in cluster.commands
             if c["prefix"] == "osd pool set" and c["var"] == "min_size"][-1] == "2"
+
+
+def test_a_copy_pool_placing_its_copy_says_so_and_real_degradation_apart(
+        cluster: FakeCluster) -> None:
+    cluster.add_pool(3, "copied", "replicated_rule")
+    m = managed(cluster, {})
+    assert m.cmd_pool_set("copied", role=_role("normal"), strategy=_strategy("copy")).retval == 0
+    ticks(m, 4)
+    assert cluster.pools[3]["size"] == 4  # shared: one more copy of each of its objects
+    cluster.pool_sums = [{"poolid": 3, "stat_sum": {"num_objects": 100,
+                                                     "num_objects_degraded": 40}}]
+    cluster.epoch += 1
+    cluster.on_change()
+    ticks(m, 1)
+    assert "40 object copies" in m.health["SLA_COPY_PLACING"]["detail"][0]
+    assert "SLA_SHARED_POOL_DEGRADED" not in m.health
+    cluster.pool_sums[0]["stat_sum"]["num_objects_degraded"] = 130
+    cluster.epoch += 1
+    cluster.on_change()
+    ticks(m, 1)
+    assert "30 object copies missing beyond" in m.health["SLA_SHARED_POOL_DEGRADED"][
+        "detail"][0]

@@ -1,0 +1,49 @@
+"""What sharing does to PG health, per shared normal pool. Pure.
+
+A copy pool at size N+1 is degraded by design until its urgent copy is
+backfilled (Ceph's PG_DEGRADED counts its PGs meanwhile: minutes here, hours
+at 100 TB). Ceph counts missing object copies: the extra copy makes each object
+of the pool one copy short until placed, so more missing copies than the pool
+has objects is degradation sharing did not cause, and a real alarm.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SharingProgress:
+    pool: str
+    by_design: int  # object copies sharing adds (missing until placed)
+    missing: int  # object copies Ceph counts missing now (degraded objects)
+    bytes_per_copy: float  # the pool's stored bytes per object
+    rate: float | None = None  # bytes/s Ceph recovers the pool at now
+
+    @property
+    def placing(self) -> int:
+        return min(self.missing, self.by_design)
+
+    @property
+    def beyond(self) -> int:
+        """Missing copies sharing does not explain."""
+        return max(0, self.missing - self.by_design)
+
+    def placing_line(self) -> str:
+        left = self.placing * self.bytes_per_copy
+        eta = (f", about {left / self.rate:.0f} s at {self.rate / 2**20:.0f} MiB/s"
+               if self.rate else "")
+        return (f"pool {self.pool}: {self.placing} object copies (~{left / 2**30:.2f} GiB) "
+                f"left to place on the urgent region{eta}; its PGs are undersized by design "
+                "until then")
+
+    def beyond_line(self) -> str:
+        return (f"pool {self.pool}: {self.beyond} object copies missing beyond the ones "
+                "sharing adds: degradation the module did not cause ('ceph pg ls-by-pool "
+                f"{self.pool} degraded')")
+
+
+def sharing_health(progress: Sequence[SharingProgress]) -> tuple[list[str], list[str]]:
+    """(the pools placing copies by design, the pools degraded beyond that)."""
+    return ([p.placing_line() for p in progress if p.placing],
+            [p.beyond_line() for p in progress if p.beyond])
