@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -129,6 +130,11 @@ class Cluster:
     def json(self, *args: str, timeout: float = 60) -> Any:
         return json.loads(self.ceph(*args, "-f", "json", timeout=timeout))
 
+    def ports(self) -> dict[str, int]:
+        """The ports minicluster.sh chose for this cluster (ports.env)."""
+        pairs = (line.split("=") for line in (self.path / "ports.env").read_text().split())
+        return {k: int(v) for k, v in pairs}
+
     def sla_status(self) -> dict[str, Any]:
         return self.json("sla", "status")
 
@@ -229,3 +235,12 @@ def placed(cluster: Cluster, pool: str = "normal") -> dict | None:
           and up.get("placement") == "shared" and up.get("pending") == 0
           and (up.get("urgent_replica_share") or 0) > 0)
     return status if ok else None
+
+
+def scrape(port: int) -> str | None:
+    """The sla module's /metrics text, or None while nothing answers."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=3) as r:
+            return str(r.read().decode())
+    except OSError:
+        return None

@@ -34,10 +34,12 @@ from ..core.switch_cost import (
 )
 from ..core.tick import PoolChange
 from ..core.upmap.regions import MappingFaults, mapping_faults
-from ..crush_rules.rules import copy_rule_name
+from ..crush_rules.rules import MAX_COPY_SIZE, copy_rule_name
 from .base import EntryPlan, MonCall, PoolUp, Released, RuleNeeds, restore_rule, set_pool
 
-MAX_COPY_SIZE = 9  # sla_copy_N rules exist for N+1 up to 9 copies
+# base sizes the module shares by one more copy: N+1 stays within the
+# generator's largest copy size
+MAX_BASE_SIZE = MAX_COPY_SIZE - 1
 
 
 class CopyModel:
@@ -62,9 +64,9 @@ class CopyModel:
     def refusal(self, info: PoolInfo) -> str | None:
         """Sizes the pool could not go back to (the mon refuses size 1 without
         a flag), and pools whose size the mon must not change."""
-        if not 2 <= info.size <= MAX_COPY_SIZE - 1:
+        if not 2 <= info.size <= MAX_BASE_SIZE:
             return (f"pool '{info.name}' has size {info.size}; the copy strategy needs a "
-                    f"size of 2 to {MAX_COPY_SIZE - 1} (size 1 could never be set back)")
+                    f"size of 2 to {MAX_BASE_SIZE} (size 1 could never be set back)")
         if "nosizechange" in info.flags:
             return (f"pool '{info.name}' has the nosizechange flag: the copy strategy changes "
                     f"its size ('ceph osd pool unset {info.name} nosizechange', or --strategy "

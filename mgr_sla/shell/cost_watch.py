@@ -63,7 +63,8 @@ class CostWatch:
                 and (withheld, limit) == self._seen:
             return
         self._at, self._epoch, self._seen = now, maps.view.epoch, (withheld, limit)
-        pools, cap, urgent_space = self._inputs(state, maps)
+        osd_stats = (self._get("osd_stats") or {}).get("osd_stats", [])
+        pools, cap, urgent_space = self._inputs(state, maps, osd_stats)
         self._capacity, self._maps = cap, maps
         self._shared = {p.pool_id for p in pools if p.shared_now}
         models = list(MODELS.values())
@@ -71,7 +72,8 @@ class CostWatch:
                       for p in pools}
         self.keep_isolated = {pid: why for pid, c in self.costs.items()
                               if (why := too_slow_to_isolate(c, settings.max_isolation_secs))}
-        for kept in (self._refused(state, maps), self.slots.refresh(pools, maps, withheld, limit)):
+        slots = self.slots.refresh(pools, maps, osd_stats, withheld, limit)
+        for kept in (self._refused(state, maps), slots):
             for pid, why in kept.items():
                 self.keep_isolated[pid] = "; ".join(
                     filter(None, (self.keep_isolated.get(pid), why)))
@@ -134,13 +136,13 @@ class CostWatch:
                             "isolated")
         return refused
 
-    def _inputs(self, state: ModuleState, maps: MapSnapshot
+    def _inputs(self, state: ModuleState, maps: MapSnapshot, osd_stats: list[dict[str, Any]]
                 ) -> tuple[list[PoolCostInputs], Capacity, tuple[dict[int, float],
                                                                 dict[int, float],
                                                                 dict[int, float]]]:
         regions, view = maps.regions, maps.view
         df = {int(p["id"]): p.get("stats", {}) for p in (self._get("df") or {}).get("pools", [])}
-        stats = {int(o["osd"]): o for o in (self._get("osd_stats") or {}).get("osd_stats", [])}
+        stats = {int(o["osd"]): o for o in osd_stats}
         urgent = regions.of_class(regions.urgent_class)
         normal = regions.of_class(regions.normal_class)
 

@@ -7,7 +7,8 @@ withholding PGs (PENDING_CREATING_PGS), none is shared.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
@@ -24,15 +25,17 @@ class SlotWatch:
         self.verdict: SlotVerdict | None = None
 
     def refresh(self, pools: Sequence[PoolCostInputs], maps: MapSnapshot,
-                withheld_now: str | None, limit: int | None) -> dict[int, str]:
+                osd_stats: Sequence[Mapping[str, Any]], withheld_now: str | None,
+                limit: int | None) -> dict[int, str]:
         """Why each pool stays isolated for PG slots (pool id -> reason);
-        withheld_now and limit: `withheld()` and `limit()` of this tick."""
+        osd_stats: the mgr's, as the cost model read them; withheld_now and
+        limit: `withheld()` and `limit()` of this tick."""
         regions = maps.regions
         urgent = {o: UrgentOsd(regions.osds[o].weight, regions.osds[o].domain)
                   for o in regions.in_of_class(regions.urgent_class)}
         self.verdict = None
         if limit is not None and urgent and pools:
-            self.verdict = self._verdict(pools, urgent, limit)
+            self.verdict = self._verdict(pools, urgent, osd_stats, limit)
         kept = dict(self.verdict.kept) if self.verdict else {}
         if withheld_now:
             kept = {p.pool_id: withheld_now for p in pools}
@@ -47,9 +50,8 @@ class SlotWatch:
         return kept
 
     def _verdict(self, pools: Sequence[PoolCostInputs], urgent: dict[int, UrgentOsd],
-                 limit: int) -> SlotVerdict:
-        stats = (self._mgr.get("osd_stats") or {}).get("osd_stats", [])
-        counts = {int(s["osd"]): int(s.get("num_pgs", 0) or 0) for s in stats}
+                 osd_stats: Sequence[Mapping[str, Any]], limit: int) -> SlotVerdict:
+        counts = {int(s["osd"]): int(s.get("num_pgs", 0) or 0) for s in osd_stats}
         osdmap = self._mgr.get_osdmap() if any(p.shared_now for p in pools) else None
         slots = [PoolSlots(p.pool_id, p.name, p.shared_now,
                            _on_urgent(osdmap.map_pool_pgs_up(p.pool_id), urgent)

@@ -13,13 +13,21 @@ import shutil
 import signal
 import subprocess
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from harness.cephcluster import ROOT, Cluster, PacedWriter, mode, placed, wait_for, wait_mode
+from harness.cephcluster import (
+    ROOT,
+    Cluster,
+    PacedWriter,
+    mode,
+    placed,
+    scrape,
+    wait_for,
+    wait_mode,
+)
 from harness.mgr_cmdline import restart_mgr_with_mon_host_argument
 
 from .conftest import DWELL, HIGH, LOW
@@ -407,9 +415,8 @@ def test_metrics_are_valid_and_complete_where_the_mgr_has_no_prometheus_client(
     format promtool accepts, from its own copy of the library."""
     hidden = cluster.path / "mgr-modules" / "prometheus_client.py"
     assert "ImportError" in hidden.read_text()
-    port = int(dict(line.split("=") for line in (cluster.path / "ports.env").read_text()
-                    .split())["SLA_METRICS_PORT"])
-    text = wait_for("a scrape with the mode", lambda: (t := _scrape(port)) and
+    port = cluster.ports()["SLA_METRICS_PORT"]
+    text = wait_for("a scrape with the mode", lambda: (t := scrape(port)) and
                     "ceph_sla_mode " in t and t, 60)
     families = {line.split()[2] for line in text.splitlines() if line.startswith("# TYPE ")}
     dashboard = (ROOT / "deploy" / "grafana" / "ceph-sla.json").read_text()
@@ -422,10 +429,3 @@ def test_metrics_are_valid_and_complete_where_the_mgr_has_no_prometheus_client(
                            text=True, timeout=60)
     assert check.returncode == 0, check.stdout + check.stderr
 
-
-def _scrape(port: int) -> str | None:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-            return str(r.read().decode())
-    except OSError:
-        return None

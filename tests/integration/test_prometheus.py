@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from harness.cephcluster import ROOT, Cluster, PacedWriter, wait_for, wait_mode
+from harness.cephcluster import ROOT, Cluster, PacedWriter, scrape, wait_for, wait_mode
 
 from .conftest import DWELL
 
@@ -29,11 +29,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def ports(cluster: Cluster) -> dict[str, int]:
-    pairs = (line.split("=") for line in (cluster.path / "ports.env").read_text().split())
-    return {k: int(v) for k, v in pairs}
 
 
 class Prometheus:
@@ -83,7 +78,7 @@ def prometheus(sla_pools: Cluster, tmp_path_factory: pytest.TempPathFactory
         pytest.fail("prometheus is not installed: run deploy/install-deps.sh")
     cluster = sla_pools
     cluster.ceph("mgr", "module", "enable", "prometheus")
-    p = ports(cluster)
+    p = cluster.ports()
     targets = [f"127.0.0.1:{p['SLA_METRICS_PORT']}", f"127.0.0.1:{p['PROMETHEUS_MODULE_PORT']}"]
     prom = Prometheus(tmp_path_factory.mktemp("prometheus"), targets)
     try:
@@ -158,13 +153,6 @@ def test_every_dashboard_query_returns_data_after_a_switch(
     assert target.stat().st_size > 10_000
 
 
-def scrape(port: int) -> str | None:
-    try:
-        return urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=3).read().decode()
-    except OSError:
-        return None
-
-
 def refused(port: int) -> bool:
     try:
         socket.create_connection(("127.0.0.1", port), timeout=3).close()
@@ -176,7 +164,7 @@ def refused(port: int) -> bool:
 
 
 def test_metrics_endpoint_stops_with_the_module_and_comes_back(sla_pools: Cluster) -> None:
-    port = ports(sla_pools)["SLA_METRICS_PORT"]
+    port = sla_pools.ports()["SLA_METRICS_PORT"]
     assert "ceph_sla_mode" in (scrape(port) or "")
     sla_pools.ceph("mgr", "module", "disable", "sla")
     try:
@@ -196,7 +184,7 @@ def test_a_taken_port_is_a_health_warning_not_a_crash(sla_pools: Cluster) -> Non
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
     taken.listen()
-    port = ports(sla_pools)["SLA_METRICS_PORT"]
+    port = sla_pools.ports()["SLA_METRICS_PORT"]
     try:
         sla_pools.ceph("config", "set", "mgr", "mgr/sla/metrics_port",
                        str(taken.getsockname()[1]))
