@@ -34,6 +34,9 @@ ceph_bin: str = 'ceph')``
     A copy rule of options.copy_sizes missing from the map fails R8.
 ``plan_switch(cli, tools, pool: str, to_rule: str) -> MovePlan``
     PGs, replicas and bytes a switch of a live pool would move; ``.to_dict()``.
+``rule_on_pools(cli, tools, [(pool_id, rule, size), ...]) -> {pool_id: {seed: osds}}``
+    PG seed -> OSDs (raw CRUSH) of live pools under another rule at another
+    size, read-only: a copy rule at N + 1 mapped on a pool of size N.
 ``copy_rule_name(size: int) -> str`` / ``copy_rule_size(name: str) -> int | None``
     ``copy_rule_name(3) == 'sla_copy_3'`` (CrushError outside 1..9);
     ``copy_rule_size('sla_copy_3') == 3``, None for any other name.  COPY_PREFIX
@@ -62,7 +65,7 @@ point shares.  No module keeps mutable state.
 
 from .errors import CrushError
 from .generate import Generated, GenerateOptions, generate, verify_map
-from .live import InstallResult, MovePlan, install, plan_switch, verify_live
+from .live import InstallResult, MovePlan, install, plan_switch, rule_on_pools, verify_live
 from .reports import CopyReport, VerifyReport
 from .rules import (
     COPY_PREFIX,
@@ -105,6 +108,7 @@ __all__ = [
     "generate",
     "install",
     "plan_switch",
+    "rule_on_pools",
     "verify_live",
     "verify_map",
 ]

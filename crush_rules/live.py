@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .crushmap import crushmap_from_dump
+from .crushmap import ChooseArg, crushmap_from_dump
 from .crushtext import (
+    Block,
     parse_blocks,
     render_blocks,
     rule_steps_in_text,
@@ -18,6 +19,7 @@ from .errors import CrushError
 from .generate import GenerateOptions, generate, verify_map
 from .reports import VerifyReport
 from .safety import check_flat
+from .sampling import Pool, map_rule, pool_sizes_needed, rule_at_size, rule_blocks
 from .tools import CephCli, Cluster, Tools
 
 
@@ -183,3 +185,49 @@ def plan_switch(cli: CephCli, tools: Tools, pool: str, to_rule: str,
              "the monitors, so the real movement can differ slightly",)
     return MovePlan(pool, pool_id, current.name if current else str(rule_id), to_rule,
                     len(before), pgs_moving, replicas, moved_bytes, notes)
+
+
+
+def rule_on_pools(cli: Cluster, tools: Tools, wanted: Sequence[tuple[int, str, int]]
+                  ) -> dict[int, dict[int, tuple[int, ...]]]:
+    """For each (pool id, rule, size): PG seed -> OSDs (raw CRUSH) of the live
+    pool's PGs under that rule at that many replicas, whatever rule and size
+    the pool has now; read-only, from one snapshot of the maps.
+
+    The rule's take ... emit blocks are mapped one by one on the pool at its
+    own size (sampling.rule_at_size), so a copy rule at N + 1 is mapped on a
+    pool of size N; the weights are the map's exact ones, and the pool's own
+    weight set, if it has one, maps any rule it is on."""
+    tools.check_available()
+    snap = _snapshot(cli, tools)
+    crush = crushmap_from_dump(tools.dump(snap.crush))
+    blocks = with_exact_weights(parse_blocks(tools.decompile(snap.crush)), crush)
+    steps = {b.key: rule_steps_in_text(b) for b in blocks if b.kind == "rule"}
+    out: dict[int, dict[int, tuple[int, ...]]] = {}
+    for pool_id, rule, size in wanted:
+        info = snap.pools.get(pool_id)
+        if info is None:
+            raise CrushError(f"no pool with id {pool_id}")
+        if rule not in steps:
+            raise CrushError(f"rule {rule} is not in the crush map")
+        parts = rule_blocks(steps[rule])
+        if pool_sizes_needed(parts, size) > int(info.get("size", 0) or 0):
+            raise CrushError(f"{rule} at {size} replicas cannot be mapped on pool {pool_id} "
+                             f"of size {info.get('size')}")
+        pool = Pool(pool_id, int(info["crush_rule"]), int(info.get("pg_num", 0) or 0))
+        map_block = _pool_mapper(tools, blocks, snap.osdmap, pool, crush.choose_args.get(pool_id))
+        out[pool_id] = rule_at_size(parts, size, map_block, range(pool.pg_num))
+    return out
+
+
+def _pool_mapper(tools: Tools, blocks: Sequence[Block], osdmap: bytes, pool: Pool,
+                 args: Sequence[ChooseArg] | None
+                 ) -> Callable[[tuple[str, ...]], dict[int, tuple[int, ...]]]:
+    """Maps one rule block on the pool, each distinct block once."""
+    cache: dict[tuple[str, ...], dict[int, tuple[int, ...]]] = {}
+
+    def map_block(steps: tuple[str, ...]) -> dict[int, tuple[int, ...]]:
+        if steps not in cache:
+            cache[steps] = map_rule(tools, blocks, osdmap, pool, steps, args, synthetic=False)
+        return cache[steps]
+    return map_block

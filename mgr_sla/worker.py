@@ -43,6 +43,11 @@ class KeyedWorker(Generic[R]):
             self._done = (key, result)
             self._running = None
 
+    def done_key(self) -> Hashable | None:
+        """The key of the kept result (None: none yet)."""
+        with self._lock:
+            return None if self._done is None else self._done[0]
+
     def forget(self) -> None:
         """Drop the kept result (the rules were just reinstalled)."""
         with self._lock:

@@ -4,7 +4,7 @@ parsing is unit-tested without Ceph."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -96,6 +96,17 @@ class ClusterView:
     # than one position: adding a host or root aborts ceph-mon with them
     # installed (docs/known-issues.md)
     positional_choose_args: tuple[int, ...] = ()
+    in_osds: frozenset[int] = frozenset()  # marked in, up or not
+    # rule id -> the device class of each of its takes ('' for a take without one)
+    rule_takes: dict[int, frozenset[str]] = field(default_factory=dict)
+
+    def in_under_takes(self, rule_id: int) -> int:
+        """The in OSDs under the rule's takes, as the mon counts them for its
+        per-rule PG projection (a class take: that class's OSDs)."""
+        takes = self.rule_takes.get(rule_id, frozenset())
+        if "" in takes:
+            return len(self.in_osds)
+        return sum(1 for o in self.in_osds if self.device_class.get(o) in takes)
 
     def pool_by_name(self, name: str) -> PoolInfo | None:
         return next((p for p in self.pools.values() if p.name == name), None)
@@ -118,7 +129,10 @@ def cluster_view(osd_map: Mapping[str, Any], crush: Mapping[str, Any]) -> Cluste
     positional = tuple(sorted(
         int(k) for k, args in (crush.get("choose_args") or {}).items()
         if k.lstrip("-").isdigit() and any(len(a.get("weight_set") or []) > 1 for a in args)))
+    in_osds = frozenset(int(o["osd"]) for o in osd_map.get("osds", []) if o.get("in"))
     return ClusterView(
+        in_osds=in_osds,
+        rule_takes={int(r["rule_id"]): _take_classes(r) for r in crush.get("rules", [])},
         epoch=int(osd_map.get("epoch", 0)),
         crush_version=int(osd_map.get("crush_version", 0)),
         pools=pools,
@@ -128,6 +142,13 @@ def cluster_view(osd_map: Mapping[str, Any], crush: Mapping[str, Any]) -> Cluste
         choose_args_pools=choose_args,
         positional_choose_args=positional,
     )
+
+
+def _take_classes(rule: Mapping[str, Any]) -> frozenset[str]:
+    """'default~ssd' -> 'ssd'; a take of a plain bucket -> ''."""
+    names = [str(step.get("item_name", "")) for step in rule.get("steps", [])
+             if step.get("op") == "take"]
+    return frozenset(n.split("~", 1)[1] if "~" in n else "" for n in names)
 
 
 def pools_with_pg_merge(view: ClusterView) -> frozenset[int]:

@@ -11,10 +11,12 @@ the HDD OSDs' PG share on each SSD.
 Each urgent OSD's count is projected with the managed normal pools that may
 share, and with the worst urgent failure domain to lose lost (its PGs remapped onto
 the others by weight): the pools are admitted shared ones first (their real
-up sets), then the isolated ones in pool order (a weight-proportional share
-of the replicas sharing adds, plus MARGIN_SIGMAS standard deviations of the
-binomial draw CRUSH makes); a pool that would take any urgent OSD past the
-limit stays isolated, and the reason names the OSD, its count and the limit.
+up sets), then the isolated ones in pool order (where CRUSH would put their
+shared placement, when the shell could map it on the real PGs; else a
+weight-proportional share of the replicas sharing adds, plus MARGIN_SIGMAS
+standard deviations of the binomial draw CRUSH makes); a pool that would
+take any urgent OSD past the limit stays isolated, and the reason names the
+OSD, its count and the limit.
 """
 from __future__ import annotations
 
@@ -40,10 +42,12 @@ class PoolSlots:
     pool_id: int
     name: str
     shared_now: bool
-    # shared now: its PGs with a replica on each urgent OSD (the real up sets)
+    # shared now: its PGs with a replica on each urgent OSD (the real up sets);
+    # isolated and `mapped`: the same as CRUSH maps its shared placement
     on_urgent: Mapping[int, int] = field(default_factory=dict)
-    # isolated now: the PG replicas sharing it would add to the urgent region
+    # isolated, not mapped: the PG replicas sharing it would add to the urgent region
     extra_replicas: int = 0
+    mapped: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,7 +115,8 @@ def plan_slots(counts: Mapping[int, int], pools: Sequence[PoolSlots],
     worst: dict[int, tuple[int, int]] = {}
     lost: int | None = None
     for pool in sorted(pools, key=lambda p: (not p.shared_now, p.pool_id)):
-        added = dict(pool.on_urgent) if pool.shared_now else spread(pool.extra_replicas, urgent)
+        added = dict(pool.on_urgent) if pool.shared_now or pool.mapped \
+            else spread(pool.extra_replicas, urgent)
         trial = {o: n + added.get(o, 0) for o, n in base.items()}
         projected, lost = after_losing(trial, urgent)
         if not projected:

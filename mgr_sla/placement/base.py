@@ -89,6 +89,10 @@ class StrategyModel(Protocol):
     def urgent_replicas(self, pool: PoolCostInputs) -> int:
         """The PG replicas sharing the pool adds to the urgent region (PG slots)."""
 
+    def shared_rule(self, pool: PoolCostInputs) -> tuple[str, int] | None:
+        """The rule and size whose CRUSH mapping is the pool's shared placement,
+        when CRUSH alone places it (None: the module's own entries place it)."""
+
     def copies_while_sharing(self, objects: int) -> int:
         """Object copies sharing adds, missing (degraded) until they are placed."""
 

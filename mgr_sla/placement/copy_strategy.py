@@ -101,6 +101,12 @@ class CopyModel:
         """One extra copy per PG."""
         return pool.pg_num
 
+    def shared_rule(self, pool: PoolCostInputs) -> tuple[str, int] | None:
+        """sla_copy_N at N + 1: CRUSH alone places the extra copy."""
+        if not 2 <= pool.size <= MAX_BASE_SIZE:
+            return None
+        return copy_rule_name(pool.size), pool.size + 1
+
     def switch_moves(self, pool: PoolUp, maps: MapSnapshot, target: Mode) -> dict[str, int]:
         """Shared adds one copy to every PG; isolation drops it, moving nothing."""
         return {pg: 1 for pg in pool.up} if target is Mode.SHARED else {}

@@ -103,6 +103,9 @@ class MoveModel:
         """Moved, not added: the urgent share of the pool's replicas."""
         return min(pool.pg_num * pool.size, math.ceil(pool.pg_num * pool.size * pool.urgent_share))
 
+    def shared_rule(self, pool: PoolCostInputs) -> tuple[str, int] | None:
+        return None  # the planner's upmap entries place the moved replicas
+
     def switch_moves(self, pool: PoolUp, maps: MapSnapshot, target: Mode) -> dict[str, int]:
         return switch_moves(pool.up, pool.items, maps.regions, pool.info.size, target.value,
                             pool=pool.info)

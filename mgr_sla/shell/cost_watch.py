@@ -14,8 +14,10 @@ from ..core.decision import Mode
 from ..core.gates import projected_urgent_fill
 from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
+from ..core.mon_projection import PoolPgs, SizeRaise, size_refusals
 from ..core.settings import Settings
 from ..core.sharing import SharingProgress, sharing_health
+from ..core.space import shared_space_faults, toofull_pools, urgent_fills
 from ..core.state import ModuleState, Role, Strategy
 from ..core.switch_cost import (
     DEFAULT_READ_FRACTION,
@@ -40,6 +42,7 @@ class CostWatch:
     def __init__(self, mgr: MgrPort, health: HealthChecks,
                  read_fraction: Callable[[int], float | None]) -> None:
         self._get = mgr.get
+        self._release = mgr.crush_release
         self._health = health
         self._read_fraction = read_fraction
         self._at = -SLOW_READ_SECS
@@ -52,6 +55,7 @@ class CostWatch:
         self._maps: MapSnapshot | None = None
         self.slots = SlotWatch(mgr, health)
         self._seen: tuple[str | None, int | None] = (None, None)
+        self._space_kept: dict[int, str] = {}  # pool id -> why, this shared period
 
     def refresh(self, now: float, state: ModuleState, maps: MapSnapshot, settings: Settings
                 ) -> None:
@@ -60,7 +64,7 @@ class CostWatch:
         # OSDs withholding PGs, a new PG limit: acted on at the tick they show
         withheld, limit = self.slots.withheld(), self.slots.limit()
         if maps.view.epoch == self._epoch and now - self._at < SLOW_READ_SECS \
-                and (withheld, limit) == self._seen:
+                and (withheld, limit) == self._seen and not self.slots.mappings.news():
             return
         self._at, self._epoch, self._seen = now, maps.view.epoch, (withheld, limit)
         osd_stats = (self._get("osd_stats") or {}).get("osd_stats", [])
@@ -73,16 +77,22 @@ class CostWatch:
         self.keep_isolated = {pid: why for pid, c in self.costs.items()
                               if (why := too_slow_to_isolate(c, settings.max_isolation_secs))}
         slots = self.slots.refresh(pools, maps, osd_stats, withheld, limit)
-        for kept in (self._refused(state, maps), slots):
+        for kept in (self._refused(state, maps), slots,
+                     self._mon_refusals(state, maps, limit, set(self.keep_isolated) | set(slots))):
             for pid, why in kept.items():
                 self.keep_isolated[pid] = "; ".join(
                     filter(None, (self.keep_isolated.get(pid), why)))
         used, size, weights = urgent_space
+        for pid, why in self._space_faults(state, used, size, maps).items():
+            self.keep_isolated[pid] = "; ".join(filter(None, (self.keep_isolated.get(pid), why)))
+        # what the pools still to share would add (all of them before a
+        # switch; while shared, a pool sent back for space is not re-shared
+        # past nearfull)
+        placed = self._shared if state.decision.mode is Mode.SHARED else set()
         added = sum(c.cost(Strategy(c.strategy)).urgent_bytes_needed
-                    for pid, c in self.costs.items() if pid not in self.keep_isolated)
-        shared_now = state.decision.mode is Mode.SHARED
-        self.urgent_fill_after = None if shared_now else projected_urgent_fill(
-            used, size, weights, added, 1.0)
+                    for pid, c in self.costs.items()
+                    if pid not in self.keep_isolated and pid not in placed)
+        self.urgent_fill_after = projected_urgent_fill(used, size, weights, added, 1.0)
         self._sharing_health(pools)
         fill = normal_fill_after_isolation(list(self.costs.values()), pools, cap)
         problems = [] if fill is None or fill <= cap.backfillfull_ratio else [
@@ -93,6 +103,41 @@ class CostWatch:
             "stay complete)"]
         self._health.update("SLA_NORMAL_REGION_FULL", problems,
                             "normal data has outgrown the normal region it must return to")
+
+    def _mon_refusals(self, state: ModuleState, maps: MapSnapshot, limit: int | None,
+                      kept: set[int]) -> dict[int, str]:
+        """Pools whose size raise the mon would refuse with its own PG
+        projection, taken in the order the tick sends them."""
+        view = maps.view
+        if limit is None:
+            return {}
+        raises = []
+        for pool_id, role in sorted(state.roles.items()):
+            info = view.pools.get(pool_id)
+            if info is None or role.role is not Role.NORMAL or pool_id in kept:
+                continue
+            goal = target(role, Mode.SHARED)
+            rule_id = view.rules.get(goal.rule)
+            if goal.size is not None and goal.size > info.size and rule_id is not None:
+                raises.append(SizeRaise(pool_id, info.name, goal.size, rule_id))
+        pools = [PoolPgs(p.pool_id, p.pg_num_target or p.pg_num, p.size, p.rule_id)
+                 for p in view.pools.values()]
+        return size_refusals(pools, raises, limit, len(view.in_osds), view.in_under_takes,
+                             self._release())
+
+    def _space_faults(self, state: ModuleState, used: dict[int, float],
+                      size: dict[int, float], maps: MapSnapshot) -> dict[int, str]:
+        """Shared pools sent back for space (an urgent OSD past nearfull, their
+        PGs toofull); kept isolated for the rest of the shared period, so the
+        space freed by isolating them does not share them again at once."""
+        if state.decision.mode is Mode.ISOLATED:
+            self._space_kept = {}
+            return {}
+        summary = self._get("pg_summary") or {}
+        faults = shared_space_faults(urgent_fills(used, size), maps.nearfull_ratio,
+                                     self._shared, toofull_pools(summary.get("by_pool") or {}))
+        self._space_kept.update(faults)
+        return dict(self._space_kept)
 
     def _sharing_health(self, pools: list[PoolCostInputs]) -> None:
         """The copies sharing adds, missing until placed (Ceph's PG_DEGRADED
@@ -215,8 +260,10 @@ class CostWatch:
             slots = self.slots.verdict
             if slots is not None and pid in slots.worst_if_shared:
                 osd, pgs = slots.worst_if_shared[pid]
+                basis = "CRUSH's mapping" if pid in self.slots.mapped or pid in self._shared \
+                    else "estimate"
                 lines.append(f"  PG slots shared: up to {pgs} PGs on osd.{osd} (a failure "
-                             f"domain lost), limit {slots.limit}")
+                             f"domain lost; {basis}), limit {slots.limit}")
             if self.keep_isolated.get(pid):
                 lines.append(f"  kept isolated: {self.keep_isolated[pid]}")
             lines.append(f"  {cost.reason}; reads {cost.read_fraction:.0%} "
@@ -232,9 +279,14 @@ class CostWatch:
             entry["kept_isolated"] = self.keep_isolated.get(pid)
             slots = self.slots.verdict
             worst = slots.worst_if_shared.get(pid) if slots is not None else None
+            mapped = self.slots.mapped.get(pid)
             entry["pg_slots_if_shared"] = None if worst is None or slots is None else {
                 "osd": worst[0], "pgs": worst[1], "limit": slots.limit,
-                "lost_failure_domain": slots.lost_domain}
+                "lost_failure_domain": slots.lost_domain,
+                "basis": "crush" if mapped is not None or pid in self._shared else "estimate",
+                # the pool's own PGs per urgent OSD, as CRUSH maps its sharing
+                "pool_pgs_per_urgent_osd": None if mapped is None else {
+                    str(o): n for o, n in sorted(mapped.items())}}
             out.append(entry)
         return out
 

@@ -47,6 +47,16 @@ def _mapped(cluster: Cluster) -> dict[int, int]:
     return out
 
 
+def _pool_up_on(cluster: Cluster, osds: set[int]) -> dict[int, int]:
+    """The pool's PGs with a replica on each of `osds`, by their up sets."""
+    out: dict[int, int] = {}
+    listed = cluster.json("pg", "ls-by-pool", POOL)
+    for pg in listed.get("pg_stats", []) if isinstance(listed, dict) else listed:
+        for osd in set(pg["up"]) & osds:
+            out[osd] = out.get(osd, 0) + 1
+    return out
+
+
 def _set_limit(cluster: Cluster, value: str) -> None:
     for who in ("mgr", "osd.*"):
         done = cluster.ceph_raw("tell", who, "config", "set", "mon_max_pg_per_osd", value,
@@ -97,14 +107,23 @@ def test_a_copy_pool_past_the_pg_limit_stays_isolated_and_is_named(sla_pools: Cl
         assert _pool(cluster)["size"] == 2 and _entry(cluster)["kept_isolated"]
         checks = cluster.json("health", "detail")["checks"]
         assert POOL in " ".join(d["message"] for d in checks["SLA_PG_LIMIT"]["detail"])
-        plan = cluster.json("sla", "plan")
-        slots = next(c for c in plan["costs"] if c["name"] == POOL)["pg_slots_if_shared"]
+        # the extra copy's OSDs as CRUSH maps sla_copy_2 at 3 on the pool's PGs
+        slots = wait_for("the projection from CRUSH's mapping", lambda: (
+            e := next(c for c in cluster.json("sla", "plan")["costs"] if c["name"] == POOL)[
+                "pg_slots_if_shared"])["basis"] == "crush" and e, 90)
         assert slots["limit"] == limit and slots["pgs"] > limit, slots
+        projected = {int(o): n for o, n in slots["pool_pgs_per_urgent_osd"].items()}
+        assert set(projected) <= ssds and sum(projected.values()) == PGS, projected
         assert f"limit {limit}" in cluster.ceph("sla", "plan")
-        # room again: the pool shares (one more copy, on its copy rule)
+        assert "CRUSH's mapping" in cluster.ceph("sla", "plan")
+        # room again: the pool shares (one more copy, on its copy rule), and
+        # each urgent OSD holds exactly the PGs the projection counted
         _set_limit(cluster, original)
         wait_for("the pool shared", lambda: _pool(cluster)["size"] == 3
                  and cluster.pool_rule(POOL) == "sla_copy_2", 120)
+        placed = wait_for("the pool's up sets at size 3", lambda: (
+            up := _pool_up_on(cluster, ssds)) and sum(up.values()) == PGS and up, 60)
+        assert placed == projected, (placed, projected)
     finally:
         if "original" in locals():
             _set_limit(cluster, original)

@@ -232,8 +232,8 @@ def test_dry_run_changes_no_state(cluster: FakeCluster) -> None:
 def test_a_switch_with_nothing_to_move_completes(cluster: FakeCluster) -> None:
     """Pools already where the new mode wants them (recreated by the operator):
     the switch's tracking ends at once, so the quiet time can start."""
+    m = managed(cluster, {})  # installs the fake mgr_module commands_io imports
     from mgr_sla.shell.commands_io import ModeArg
-    m = managed(cluster, {})
     ticks(m, 4)
     assert cluster.rule_of(2) == "sla_shared"
     cluster.upmaps.clear()
@@ -703,3 +703,49 @@ def test_a_copy_pool_placing_its_copy_says_so_and_real_degradation_apart(
     ticks(m, 1)
     assert "30 object copies missing beyond" in m.health["SLA_SHARED_POOL_DEGRADED"][
         "detail"][0]
+
+
+def test_an_urgent_osd_past_nearfull_sends_shared_pools_back_for_the_period(
+        cluster: FakeCluster) -> None:
+    """Space is checked while shared too: an urgent OSD past nearfull_ratio
+    isolates the shared pools at the next cost refresh, and the room their
+    isolation frees does not share them again in the same shared period."""
+    m = managed(cluster, {})
+    ticks(m, 4)
+    assert cluster.rule_of(2) == "sla_shared"
+    cluster.osd_used_gib = 90  # of 100: past the default nearfull_ratio 0.85
+    m._costs._at = -1e9  # the slow read is due
+    ticks(m, 2)
+    status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
+    bulk = next(p for p in status["pools"] if p["name"] == "bulk")
+    assert status["mode"] == "shared" and cluster.rule_of(2) == "sla_isolated_normal"
+    assert "90% full, past nearfull_ratio 85%" in bulk["kept_isolated"]
+    cluster.osd_used_gib = 10
+    m._costs._at = -1e9
+    ticks(m, 2)
+    assert cluster.rule_of(2) == "sla_isolated_normal"
+
+
+def test_a_copy_pool_the_mon_would_refuse_to_raise_stays_isolated(cluster: FakeCluster) -> None:
+    """The mon's own projection (here Pacific's, over all pools and in OSDs)
+    is run before a size raise: a raise it would refuse with ERANGE is not
+    sent, and the pool says why, while the move pool shares."""
+    cluster.add_pool(3, "copied", "replicated_rule")
+    cluster.add_pool(5, "other", "replicated_rule", pgs=100)  # not managed: 300 replicas
+    m = managed(cluster, {})
+    assert m.cmd_pool_set("copied", role=_role("normal"), strategy=_strategy("copy")).retval == 0
+    # 48 + 48 + 48 + 300 = 444 now, 460 with copied at size 4; 57 x 8 OSDs = 456
+    m.get_ceph_option = {"target_max_misplaced_ratio": 0.05, "mon_max_pg_per_osd": 57}.get
+    ticks(m, 4)
+    sent = [c for c in cluster.commands if c.get("var") == "size"]
+    assert cluster.pools[3]["size"] == 3 and sent == [], sent
+    assert cluster.rule_of(2) == "sla_shared"
+    status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
+    copied = next(p for p in status["pools"] if p["name"] == "copied")
+    assert "'osd pool set copied size 4' (ERANGE)" in copied["kept_isolated"]
+    assert "460 PG replicas projected" in copied["kept_isolated"]
+    m.get_ceph_option = {"target_max_misplaced_ratio": 0.05, "mon_max_pg_per_osd": 58}.get
+    cluster.epoch += 1
+    cluster.on_change()
+    ticks(m, 2)
+    assert cluster.pools[3]["size"] == 4

@@ -69,3 +69,23 @@ def test_osds_withholding_pgs_stop_all_sharing() -> None:
     why = withheld({"checks": {"PENDING_CREATING_PGS": {
         "summary": {"message": "8 PGs pending on creation"}}}})
     assert why is not None and "8 PGs pending on creation" in why
+
+
+def test_a_pool_crush_has_mapped_counts_its_exact_osds_without_the_margin() -> None:
+    """An isolated copy pool's extra copy mapped by CRUSH on its real PGs: the
+    projection counts exactly those OSDs, so a pool the estimate's margin
+    would keep isolated shares when CRUSH puts no OSD past the limit, and a
+    skewed mapping is kept isolated where the even estimate would let it go."""
+    now = {1: 20, 3: 20, 5: 20, 7: 20}
+    even = {1: 16, 3: 16, 5: 16, 7: 16}
+    estimated = PoolSlots(4, "copy", shared_now=False, extra_replicas=64)
+    assert 4 in plan_slots(now, [estimated], URGENT, limit=50).kept  # 16 + margin, domain lost
+    mapped = PoolSlots(4, "copy", shared_now=False, on_urgent=even, extra_replicas=64,
+                       mapped=True)
+    verdict = plan_slots(now, [mapped], URGENT, limit=50)
+    assert 4 not in verdict.kept and verdict.worst_if_shared[4] == (1, 48)  # 36 + 36/3
+    skewed = PoolSlots(4, "copy", shared_now=False, on_urgent={1: 40, 3: 8, 5: 8, 7: 8},
+                       extra_replicas=64, mapped=True)
+    kept = plan_slots(now, [skewed], URGENT, limit=65).kept
+    assert "osd.1" in kept[4], kept
+    assert 4 not in plan_slots(now, [estimated], URGENT, limit=65).kept

@@ -14,6 +14,7 @@ from crush_rules import (
     Tools,
     install,
     plan_switch,
+    rule_on_pools,
     verify_live,
 )
 from crush_rules.crushmap import crushmap_from_dump
@@ -98,3 +99,23 @@ def test_install_upgrades_an_old_positional_weight_set(old_cluster):
     assert not again.changed and dict(again.upgraded_pools) == {}
     assert len(_calls(state)) == 1
 
+
+
+def test_rule_on_pool_maps_a_copy_rule_one_size_up_on_the_live_pool(cluster):
+    """The extra copy's OSDs as CRUSH would place them at N + 1, read on the
+    pool of size N: one ssd OSD in front of exactly the N normal OSDs."""
+    cli, tools, _ = cluster
+    install(cli, tools, GenerateOptions(copy_sizes=(2, 3)))
+    crush = _live_crush(cli, tools)
+    mapped = rule_on_pools(cli, tools, [(1, "sla_isolated_normal", 3)])
+    isolated = mapped[1]
+    shared = rule_on_pools(cli, tools, [(1, "sla_copy_3", 4)])[1]
+    assert len(shared) == 64 and set(shared) == set(isolated)
+    for seed, osds in shared.items():
+        assert crush.devices[osds[0]] == "ssd", (seed, osds)
+        assert osds[1:] == isolated[seed], (seed, osds, isolated[seed])
+    assert rule_on_pools(cli, tools, [(1, "sla_copy_3", 3)])[1] == isolated
+    with pytest.raises(CrushError, match="not in the crush map"):
+        rule_on_pools(cli, tools, [(1, "sla_copy_5", 6)])
+    with pytest.raises(CrushError, match="no pool with id 42"):
+        rule_on_pools(cli, tools, [(42, "sla_copy_3", 4)])
