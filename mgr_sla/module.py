@@ -178,7 +178,8 @@ class Module(MgrModule):
                 repairs=self._rules.repairs, tick_seconds=self._tick_hist.to_dict(),
                 dry_run_mode=(self._ticker.dry_decision.mode.value if self._settings.dry_run
                               and self._ticker.dry_decision else None),
-                stats_period_secs=self._ticker.stats_period())
+                stats_period_secs=self._ticker.stats_period(),
+                waiting_for_next_step=self._ticker.waiting)
             return status_dict(gather(facts, StatusParts(
                 self._activity, self._tracker, self._placer, self._costs)))
 

@@ -76,6 +76,9 @@ class ClusterHealth:
     switches_last_day: int = 0  # real switches in the last 24 hours
     max_switches_per_day: int = 0  # 0: no cap
     own_move_in_flight: bool = False  # the module's switch to shared is still moving data
+    # PGs undersized by design: the copy sharing adds, not yet placed, in
+    # pools degraded no further (a step toward shared waits for active, not clean)
+    degraded_by_design: int = 0
 
 
 def pg_counts(pgs_by_state: Iterable[Mapping[str, object]]) -> PgCounts:
@@ -130,9 +133,11 @@ def blocking_gates(target: Mode, health: ClusterHealth, max_misplaced_ratio: flo
         gates.append(Gate(GateName.RULES_UNVERIFIED, health.unverified))
     if health.pgs.unknown:
         gates.append(Gate(GateName.PGS_UNKNOWN, f"{health.pgs.unknown} PGs in unknown state"))
-    if health.pgs.degraded:
-        gates.append(Gate(GateName.PGS_DEGRADED,
-                          f"{health.pgs.degraded} PGs degraded or undersized"))
+    degraded = health.pgs.degraded - health.degraded_by_design
+    if degraded > 0:
+        gates.append(Gate(GateName.PGS_DEGRADED, f"{degraded} PGs degraded or undersized"
+                          + (f" (besides {health.degraded_by_design} placing the copy "
+                             "sharing adds)" if health.degraded_by_design else "")))
     if health.misplaced_ratio > max_misplaced_ratio:
         gates.append(Gate(GateName.MISPLACED, (
             f"{health.misplaced_ratio:.1%} of objects misplaced, above "

@@ -36,6 +36,7 @@ class SizeRaise:
     name: str
     size: int
     rule_id: int
+    sent: bool = True  # False: checked, but kept isolated anyway (it adds nothing)
 
 
 def counts_for(release: str) -> tuple[bool, bool]:
@@ -53,7 +54,7 @@ def size_refusals(pools: Sequence[PoolPgs], raises: Sequence[SizeRaise], limit: 
                   ) -> dict[int, str]:
     """pool id -> the mon's refusal, for each raise it would refuse, taken in
     order as the module sends them (a raise the mon accepts counts for the
-    next ones; a refused one does not)."""
+    next ones; a refused one, or one not sent, does not)."""
     cluster_wide, per_rule = counts_for(release)
     now: dict[int, PoolPgs] = {p.pool_id: p for p in pools}
     refused: dict[int, str] = {}
@@ -69,7 +70,7 @@ def size_refusals(pools: Sequence[PoolPgs], raises: Sequence[SizeRaise], limit: 
             why = _over([p for p in trial.values() if p.rule_id == step.rule_id], limit,
                         osds_under(step.rule_id), "in OSDs under its rule's takes")
         if why is None:
-            now = trial
+            now = trial if step.sent else now
         else:
             refused[step.pool_id] = (f"the mon would refuse 'osd pool set {step.name} size "
                                      f"{step.size}' (ERANGE): {why}")

@@ -33,6 +33,9 @@ def render_status(status: dict[str, Any]) -> str:
         lines.append(f"blocked:     {gate['name']}: {gate['detail']}"
                      + (f" -> {gate['release']}" if gate.get("release") else ""))
     lines += render_holds(status)
+    if status.get("waiting_for_next_step"):
+        lines.append("next step:   " + ", ".join(status["waiting_for_next_step"])
+                     + " (a switch to shared goes a step at a time: max_step_pgs)")
     if status.get("pgs_without_normal_replica"):
         lines.append(f"inclusion:   {status['pgs_without_normal_replica']} PGs of normal pools "
                      "without a normal replica (ceph health detail)")

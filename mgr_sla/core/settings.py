@@ -38,6 +38,10 @@ class Settings:
     slo_low_fraction: float = 0.5
     slo_window_secs: float = 60.0
     max_switches_per_day: int = 48
+    # a switch to shared changes pools a step at a time: at most this many of
+    # their PGs re-peer at once (a whole pool when it alone has more)
+    max_step_pgs: int = 512
+    step_wait_secs: float = 5.0
     active: bool = True
     dry_run: bool = False
     normal_class: str = DEFAULT_SCOPE.normal_class
@@ -136,6 +140,14 @@ SETTINGS_SPECS = (
     OptionSpec("max_switches_per_day", "int",
                "no switch to shared after this many switches in 24 hours (isolation is never "
                "capped; 0: no cap)", min=0),
+    OptionSpec("max_step_pgs", "int",
+               "a switch to shared changes normal pools in steps of at most this many PGs "
+               "(pools one after another; a larger pool is a step of its own; 0: all at "
+               "once); isolation is never paced", min=0),
+    OptionSpec("step_wait_secs", "secs",
+               "at least this long between two steps of a switch to shared (the OSDs report "
+               "their PGs' states every mgr_stats_period); a step also waits for the PGs of "
+               "the last one to be active", min=0),
     OptionSpec("active", "bool",
                "switch modes and place pools ('ceph sla on|off'); off: measure and report only"),
     OptionSpec("dry_run", "bool", "decide and report, but change no pool"),

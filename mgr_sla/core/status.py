@@ -43,6 +43,7 @@ class StatusFacts:
     isolating: bool = False
     pgs_without_normal: int | None = None
     pools: dict[int, PoolFacts] = field(default_factory=dict)
+    waiting_for_next_step: tuple[str, ...] = ()  # pools a paced switch to shared has not reached
 
 
 def _pools(facts: StatusFacts) -> list[dict[str, Any]]:
@@ -99,6 +100,7 @@ def status_dict(facts: StatusFacts) -> dict[str, Any]:
         "weight_set_repairs": facts.repairs,
         "gates": [gate_status(g) for g in facts.gates],
         "holds": [gate_status(g) for g in facts.holds],
+        "waiting_for_next_step": list(facts.waiting_for_next_step),
         "stats_period_secs": facts.stats_period_secs,
         "tick_seconds": facts.tick_seconds,
         "slo": ({"latency_ms": slo.latency_ms, "percentile": slo.percentile,

@@ -27,6 +27,7 @@ class PoolNow:
     size: int = 0
     targets: Mapping[Mode, PoolTarget] = field(default_factory=dict)
     min_size: int = 0
+    pg_num: int = 0
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,11 @@ class TickInputs:
     # normal pools the switch-cost model keeps isolated in shared mode
     # (isolating them again would take longer than max_isolation_secs)
     keep_isolated: frozenset[int] = frozenset()
+    # a switch to shared in steps: at most max_step_pgs PGs a step (0: one
+    # step), the next no sooner than step_wait_secs after the last one
+    max_step_pgs: int = 0
+    step_wait_secs: float = 0.0
+    last_step_at: float | None = None  # when the last step toward shared went out
 
 
 @dataclass(frozen=True)
@@ -95,6 +101,7 @@ class TickPlan:
     gates: tuple[Gate, ...]  # everything blocking now, switch and convergence alike
     pool_changes: tuple[PoolChange, ...]
     newly_blocked: tuple[str, ...]  # gate names to count once per blocked episode
+    waiting: tuple[str, ...] = ()  # pools left for the next step toward shared
 
 
 def _changes(pools: Sequence[PoolNow], mode: Mode, keep_isolated: frozenset[int]
@@ -114,6 +121,35 @@ def _changes(pools: Sequence[PoolNow], mode: Mode, keep_isolated: frozenset[int]
         if change.rule_changes or change.size_changes or change.min_size_changes:
             out.append(change)
     return out
+
+
+def _paced(changes: Sequence[PoolChange], pools: Sequence[PoolNow], inputs: TickInputs
+           ) -> tuple[list[PoolChange], tuple[str, ...]]:
+    """The changes of this step, and the pools left for later ones.
+
+    Every change toward shared starts a new interval for all PGs of its pool
+    at once (peering, client ops resent); a step takes pools in order until
+    max_step_pgs, and comes step_wait_secs after the last one at the
+    earliest (the gates then hold it while the last step's PGs are not
+    active). Changes toward isolation protect the SLA: never paced."""
+    toward = [c for c in changes if c.toward_shared]
+    rest = [c for c in changes if not c.toward_shared]
+    if not toward or inputs.max_step_pgs <= 0:
+        return list(changes), ()
+    if inputs.last_step_at is not None and \
+            inputs.now - inputs.last_step_at < inputs.step_wait_secs:
+        return rest, tuple(c.pool for c in toward)
+    pgs = {p.pool_id: p.pg_num for p in pools}
+    step: list[PoolChange] = []
+    total = 0
+    for change in toward:
+        n = pgs.get(change.pool_id, 0)
+        if step and total + n > inputs.max_step_pgs:
+            break
+        step.append(change)
+        total += n
+    waiting = tuple(c.pool for c in toward[len(step):])
+    return rest + step, waiting
 
 
 def _drops_only(gates: Sequence[Gate], changes: Sequence[PoolChange]) -> bool:
@@ -164,7 +200,10 @@ def plan_tick(inputs: TickInputs) -> TickPlan:
                 change_gates = []
             if change_gates:
                 changes = []
+    waiting: tuple[str, ...] = ()
+    if changes:
+        changes, waiting = _paced(changes, inputs.pools, inputs)
     gates = _merge(switch_gates, change_gates)
     newly = tuple(sorted(g.name.value for g in gates
                          if g.name.value not in inputs.blocked_before))
-    return TickPlan(decision, state, switch, gates, tuple(changes), newly)
+    return TickPlan(decision, state, switch, gates, tuple(changes), newly, waiting)

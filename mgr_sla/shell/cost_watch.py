@@ -56,6 +56,7 @@ class CostWatch:
         self.slots = SlotWatch(mgr, health)
         self._seen: tuple[str | None, int | None] = (None, None)
         self._space_kept: dict[int, str] = {}  # pool id -> why, this shared period
+        self._degraded_beyond: frozenset[str] = frozenset()  # shared pools missing more
 
     def refresh(self, now: float, state: ModuleState, maps: MapSnapshot, settings: Settings
                 ) -> None:
@@ -114,16 +115,30 @@ class CostWatch:
         raises = []
         for pool_id, role in sorted(state.roles.items()):
             info = view.pools.get(pool_id)
-            if info is None or role.role is not Role.NORMAL or pool_id in kept:
+            if info is None or role.role is not Role.NORMAL:
                 continue
             goal = target(role, Mode.SHARED)
             rule_id = view.rules.get(goal.rule)
             if goal.size is not None and goal.size > info.size and rule_id is not None:
-                raises.append(SizeRaise(pool_id, info.name, goal.size, rule_id))
+                raises.append(SizeRaise(pool_id, info.name, goal.size, rule_id,
+                                        pool_id not in kept))
         pools = [PoolPgs(p.pool_id, p.pg_num_target or p.pg_num, p.size, p.rule_id)
                  for p in view.pools.values()]
         return size_refusals(pools, raises, limit, len(view.in_osds), view.in_under_takes,
                              self._release())
+
+    def placing_by_design(self, state: ModuleState, maps: MapSnapshot) -> list[int]:
+        """Managed pools whose degraded PGs are the copy sharing adds: their
+        size is above their isolated size, and no copy is missing beyond it
+        (SLA_SHARED_POOL_DEGRADED names those, and the gates count them)."""
+        out = []
+        for pool_id, role in state.roles.items():
+            info = maps.view.pools.get(pool_id)
+            isolated = target(role, Mode.ISOLATED).size
+            if info is not None and isolated is not None and info.size > isolated \
+                    and info.name not in self._degraded_beyond:
+                out.append(pool_id)
+        return out
 
     def _space_faults(self, state: ModuleState, used: dict[int, float],
                       size: dict[int, float], maps: MapSnapshot) -> dict[int, str]:
@@ -158,6 +173,7 @@ class CostWatch:
                 int(stat.get("num_objects_degraded", 0) or 0),
                 pool.stored_bytes / objects if objects else 0.0, rate or None))
         placing, beyond = sharing_health(progress)
+        self._degraded_beyond = frozenset(p.pool for p in progress if p.beyond)
         self._health.update("SLA_COPY_PLACING", placing,
                             f"{len(placing)} normal pools placing the copy sharing adds: "
                             "their PGs are undersized by design until it is placed")

@@ -92,6 +92,9 @@ class TickRunner:
         self.dry_decision: DecisionState | None = None  # the dry run's own decision
         self._pg_status: dict[str, Any] = {}
         self._pgs = PgCounts()
+        self._by_design = 0  # of those degraded: copies sharing adds, not yet placed
+        self._last_step_at: float | None = None
+        self.waiting: tuple[str, ...] = ()  # pools left for the next step toward shared
 
     def run(self, now: float) -> None:
         seen = self._measure(now)
@@ -157,6 +160,8 @@ class TickRunner:
         # PG in a pool the module does not move must not hold a switch.
         self._pgs = PgCounts(total=pg_total(self._pg_status)) if summary is None \
             else pg_counts(pool_pg_states(summary, state.roles))
+        self._by_design = 0 if summary is None else pg_counts(pool_pg_states(
+            summary, self._costs.placing_by_design(state, maps))).degraded
         try:
             thresholds = self._settings().thresholds()
             self._health.clear("SLA_CONFIG_INVALID")
@@ -188,10 +193,13 @@ class TickRunner:
             sustain_secs=settings.sustain_secs,
             urgent_latency_ms=self._activity.urgent_latency_ms(), slo=settings.slo(),
             pools=[PoolNow(p, view.pools[p].name, role, view.rule_name(view.pools[p].rule_id),
-                           view.pools[p].size, targets(role), view.pools[p].min_size)
+                           view.pools[p].size, targets(role), view.pools[p].min_size,
+                           view.pools[p].pg_num)
                    for p, role in sorted(state.roles.items()) if p in view.pools],
             blocked_before=frozenset(g.name.value for g in self.gates),
-            keep_isolated=frozenset(self._costs.keep_isolated))
+            keep_isolated=frozenset(self._costs.keep_isolated),
+            max_step_pgs=settings.max_step_pgs, step_wait_secs=settings.step_wait_secs,
+            last_step_at=self._last_step_at)
 
     def _record_plan(self, state: ModuleState, plan: TickPlan, epoch: int, now: float) -> None:
         """The plan's decision into the state (or the dry run's shadow), its
@@ -238,6 +246,9 @@ class TickRunner:
         """The plan's pool changes, then each pool's placement on the maps as
         they are after them; mon round trips only, no status lock."""
         failed = self._apply(plan.pool_changes) if plan is not None else []
+        if plan is not None and any(c.toward_shared for c in plan.pool_changes):
+            self._last_step_at = seen.now  # the next step toward shared waits from here
+        self.waiting = plan.waiting if plan is not None else ()
         maps = self._maps.current(seen.now, seen.settings.region_spec())
         self._place(seen.roles, maps, plan is not None and not seen.settings.dry_run)
         return failed, maps
@@ -316,7 +327,8 @@ class TickRunner:
             switches_last_day=sum(1 for r in state.history
                                   if not r.dry_run and r.time >= now - 86400),
             max_switches_per_day=settings.max_switches_per_day,
-            own_move_in_flight=bool(self._placer.pending) or self._tracker.sharing)
+            own_move_in_flight=bool(self._placer.pending) or self._tracker.sharing,
+            degraded_by_design=self._by_design)
 
     def max_misplaced(self) -> float:
         """Our option, or the balancer's target_max_misplaced_ratio (-1, default)."""

@@ -11,6 +11,7 @@ ceph.conf sets it, and a file setting wins over `ceph config set`."""
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import pytest
@@ -131,3 +132,77 @@ def test_a_copy_pool_past_the_pg_limit_stays_isolated_and_is_named(sla_pools: Cl
         for pool in (POOL, URGENT):
             cluster.ceph_raw("sla", "pool", "rm", pool, timeout=300)
             cluster.ceph_raw("osd", "pool", "rm", pool, pool, "--yes-i-really-really-mean-it")
+
+
+MON_POOL = "monproj"
+
+
+def _set_mon_limit(cluster: Cluster, value: str) -> None:
+    """The mon's and the mgr's mon_max_pg_per_osd (not the OSDs': they would
+    withhold PGs), at runtime: the mini cluster's ceph.conf sets it."""
+    for who in ("mon.*", "mgr"):
+        done = cluster.ceph_raw("tell", who, "config", "set", "mon_max_pg_per_osd", value,
+                                cli=True)
+        assert done.returncode == 0, done.stderr
+
+
+def _mon_reason(cluster: Cluster) -> str:
+    entry = next(p for p in cluster.sla_status()["pools"] if p["name"] == MON_POOL)
+    return entry["kept_isolated"] or ""
+
+
+def _raise_by_hand(cluster: Cluster) -> Any:
+    """What the module would send to share the pool: its copy rule, then size 3."""
+    cluster.ceph("osd", "pool", "set", MON_POOL, "crush_rule", "sla_copy_2")
+    return cluster.ceph_raw("osd", "pool", "set", MON_POOL, "size", "3")
+
+
+def test_a_size_raise_the_mon_would_refuse_is_never_sent(sla_pools: Cluster) -> None:
+    """The module runs the mon's own projection (this release's: cluster-wide
+    up to Pacific, per rule from Reef): at the limit just under what the raise
+    needs, the module keeps the pool isolated and names the mon's refusal, and
+    the mon indeed refuses the same commands by hand (ERANGE); one higher, the
+    module no longer names it and the mon accepts them."""
+    cluster = sla_pools
+    cluster.ceph("sla", "mode", "shared")
+    cluster.create_pool(MON_POOL, 32, size=2)
+    original = cluster.json("tell", "mgr", "config", "get", "mon_max_pg_per_osd")[
+        "mon_max_pg_per_osd"]
+    try:
+        _set_mon_limit(cluster, "1")
+        cluster.json("sla", "pool", "set", MON_POOL, "normal", "--strategy", "copy",
+                     timeout=300)
+        reason = wait_for("the mon's refusal named", lambda: "(ERANGE)" in (
+            r := _mon_reason(cluster)) and r, 90)
+        match = re.search(r"size 3' \(ERANGE\): (\d+) PG replicas projected, over "
+                          r"mon_max_pg_per_osd 1 x (\d+)", reason)
+        assert match, reason
+        total, osds = int(match.group(1)), int(match.group(2))
+        fits = math.ceil(total / osds)
+        assert _pool_named(cluster, MON_POOL)["size"] == 2
+        # the module decides but changes no pool while the commands go by hand
+        cluster.ceph("config", "set", "mgr", "mgr/sla/dry_run", "true")
+        wait_for("dry run in force", lambda: cluster.sla_status()["dry_run"], 30)
+        _set_mon_limit(cluster, str(fits - 1))
+        wait_for("the refusal at the new limit", lambda: f"mon_max_pg_per_osd {fits - 1} x" in
+                 _mon_reason(cluster), 60)
+        refused = _raise_by_hand(cluster)
+        assert refused.returncode != 0 and "exceeds max" in refused.stderr + refused.stdout, \
+            (refused.returncode, refused.stderr)
+        assert _pool_named(cluster, MON_POOL)["size"] == 2
+        _set_mon_limit(cluster, str(fits))
+        wait_for("no refusal at the limit that fits", lambda: "(ERANGE)" not in
+                 _mon_reason(cluster), 60)
+        accepted = _raise_by_hand(cluster)
+        assert accepted.returncode == 0, accepted.stderr
+        assert _pool_named(cluster, MON_POOL)["size"] == 3
+    finally:
+        _set_mon_limit(cluster, str(original))
+        cluster.ceph_raw("config", "rm", "mgr", "mgr/sla/dry_run")
+        cluster.ceph_raw("sla", "mode", "auto")
+        cluster.ceph_raw("sla", "pool", "rm", MON_POOL, timeout=300)
+        cluster.ceph_raw("osd", "pool", "rm", MON_POOL, MON_POOL, "--yes-i-really-really-mean-it")
+
+
+def _pool_named(cluster: Cluster, name: str) -> dict[str, Any]:
+    return next(p for p in cluster.json("osd", "pool", "ls", "detail") if p["pool_name"] == name)

@@ -23,7 +23,8 @@ def cluster() -> FakeCluster:
 
 
 def managed(cluster: FakeCluster, store: dict[str, str], **options: Any) -> Any:
-    m = make_module(cluster, store, {"min_dwell_secs": 0, "sustain_secs": 0, **options})
+    m = make_module(cluster, store, {"min_dwell_secs": 0, "sustain_secs": 0,
+                                     "step_wait_secs": 0, **options})
     m._rules.replace_check(lambda opts: None)  # crushtool/osdmaptool: the integration tests'
     assert m.cmd_pool_set("fast", role=_role("urgent")).retval == 0
     assert m.cmd_pool_set("bulk", role=_role("normal"), strategy=_strategy("move")).retval == 0

@@ -25,6 +25,10 @@ def test_raises_are_taken_in_order_and_a_refused_one_does_not_count() -> None:
     assert "'osd pool set c size 3' (ERANGE)" in refused[3] and "x 10 in OSDs = 450" in refused[3]
     # b refused: c alone (384 + 32 = 416) still goes
     assert list(size_refusals(POOLS, raises, 44, 10, UNDER, "pacific")) == [2]
+    # b kept isolated for another reason: checked, but not counted for c
+    unsent = [SizeRaise(2, "b", 3, 2, sent=False), raises[1]]
+    assert size_refusals(POOLS, unsent, 45, 10, UNDER, "pacific") == {}
+    assert list(size_refusals(POOLS, unsent, 44, 10, UNDER, "pacific")) == [2]
 
 
 def test_per_rule_counts_only_the_rule_s_pools_over_the_osds_under_its_takes() -> None:

@@ -202,3 +202,53 @@ def test_inactive_pgs_never_hold_a_copy_pool_dropping_its_copy() -> None:
     missing = replace(inactive, missing_rules=("sla_isolated_normal",))
     plan = plan_tick(inputs(state=shared, urgent_iops=500.0, health=missing, pools=(copy,)))
     assert not plan.switch and plan.pool_changes == ()
+
+
+def _copy_pool(pool_id: int, pgs: int, shared: bool = False) -> PoolNow:
+    role = COPY
+    rule, size = ("sla_copy_3", 4) if shared else ("sla_isolated_normal", 3)
+    return PoolNow(pool_id, f"p{pool_id}", role, rule, size, targets(role), 2, pgs)
+
+
+def test_a_switch_to_shared_goes_a_bounded_step_at_a_time() -> None:
+    """Pools in order up to max_step_pgs (a larger pool alone), the next step
+    no sooner than step_wait_secs later; isolation is never paced."""
+    pools = (_copy_pool(2, 64), _copy_pool(3, 128), _copy_pool(4, 512), _copy_pool(5, 32))
+    plan = plan_tick(inputs(pools=pools, max_step_pgs=200, step_wait_secs=5.0))
+    assert plan.switch and [c.pool_id for c in plan.pool_changes] == [2, 3]
+    assert plan.waiting == ("p4", "p5")
+    shared = DecisionState(Mode.SHARED, 1000.0, quiet_since=0.0)
+    stepped = (_copy_pool(2, 64, True), _copy_pool(3, 128, True)) + pools[2:]
+    early = plan_tick(inputs(now=1003.0, state=shared, pools=stepped, max_step_pgs=200,
+                             step_wait_secs=5.0, last_step_at=1000.0))
+    assert early.pool_changes == () and early.waiting == ("p4", "p5")
+    later = plan_tick(inputs(now=1005.0, state=shared, pools=stepped, max_step_pgs=200,
+                             step_wait_secs=5.0, last_step_at=1000.0))
+    assert [c.pool_id for c in later.pool_changes] == [4] and later.waiting == ("p5",)
+    # the step's PGs still peering: the gates hold the next one
+    peering = replace(CLEAN, pgs=PgCounts(64, inactive=8))
+    held_plan = plan_tick(inputs(now=1010.0, state=shared, pools=stepped, health=peering,
+                                 max_step_pgs=200, step_wait_secs=5.0, last_step_at=1000.0))
+    assert held_plan.pool_changes == () and [g.name.value for g in held_plan.gates] == [
+        "pgs_inactive"]
+    # urgent load: every shared pool isolates at once, whatever the last step
+    isolating = plan_tick(inputs(now=1001.0, state=shared, urgent_iops=500.0, pools=(
+        _copy_pool(2, 64, True), _copy_pool(3, 128, True), _copy_pool(6, 600, True)),
+        max_step_pgs=200, step_wait_secs=5.0, last_step_at=1000.0))
+    assert [c.pool_id for c in isolating.pool_changes] == [2, 3, 6]
+    assert isolating.waiting == ()
+    # 0: one step
+    assert len(plan_tick(inputs(pools=pools, max_step_pgs=0)).pool_changes) == 4
+
+
+def test_copies_placing_by_design_do_not_hold_the_next_step() -> None:
+    """The last step's pools are undersized until their copy is placed: the
+    next step waits for them to be active, not clean; degradation beyond
+    that still holds it."""
+    from mgr_sla.core.gates import blocking_gates
+    placing = replace(CLEAN, pgs=PgCounts(64, degraded=16), degraded_by_design=16)
+    assert blocking_gates(Mode.SHARED, placing, 0.05) == []
+    beyond = replace(placing, pgs=PgCounts(64, degraded=20))
+    gates = blocking_gates(Mode.SHARED, beyond, 0.05)
+    assert [g.name.value for g in gates] == ["pgs_degraded"]
+    assert "4 PGs degraded" in gates[0].detail and "besides 16 placing" in gates[0].detail
