@@ -43,3 +43,12 @@ def shared_space_faults(fills: Mapping[int, float], nearfull_ratio: float,
             faults[pool] = ("its PGs are backfill_toofull/recovery_toofull: the placement "
                             "sharing needs does not fit")
     return faults
+
+
+def urgent_strays(num_pgs: Mapping[int, int], acting: Mapping[str, Mapping[str, int]],
+                  urgent: Iterable[int]) -> int:
+    """PGs the urgent OSDs hold (osd_stats num_pgs, strays included) beyond
+    the ones they act for (pg_summary's by_osd): copies being deleted, or
+    backfill targets. Read while isolated, where every PG is back in place."""
+    return sum(max(0, num_pgs.get(o, 0) - sum(int(n) for n in acting.get(str(o), {}).values()))
+               for o in urgent)

@@ -17,7 +17,7 @@ from ..core.maps import MapSnapshot
 from ..core.mon_projection import PoolPgs, SizeRaise, size_refusals
 from ..core.settings import Settings
 from ..core.sharing import SharingProgress, sharing_health
-from ..core.space import shared_space_faults, toofull_pools, urgent_fills
+from ..core.space import shared_space_faults, toofull_pools, urgent_fills, urgent_strays
 from ..core.state import ModuleState, Role, Strategy
 from ..core.switch_cost import (
     DEFAULT_READ_FRACTION,
@@ -57,6 +57,7 @@ class CostWatch:
         self._seen: tuple[str | None, int | None] = (None, None)
         self._space_kept: dict[int, str] = {}  # pool id -> why, this shared period
         self._degraded_beyond: frozenset[str] = frozenset()  # shared pools missing more
+        self.urgent_strays = 0  # PGs urgent OSDs hold but do not serve (read while isolated)
 
     def refresh(self, now: float, state: ModuleState, maps: MapSnapshot, settings: Settings
                 ) -> None:
@@ -95,6 +96,10 @@ class CostWatch:
                     if pid not in self.keep_isolated and pid not in placed)
         self.urgent_fill_after = projected_urgent_fill(used, size, weights, added, 1.0)
         self._sharing_health(pools)
+        self.urgent_strays = 0 if state.decision.mode is Mode.SHARED else urgent_strays(
+            {int(o["osd"]): int(o.get("num_pgs", 0) or 0) for o in osd_stats},
+            (self._get("pg_summary") or {}).get("by_osd") or {},
+            maps.regions.of_class(maps.regions.urgent_class))
         fill = normal_fill_after_isolation(list(self.costs.values()), pools, cap)
         problems = [] if fill is None or fill <= cap.backfillfull_ratio else [
             f"isolating now would fill the {settings.normal_class} region to {fill:.0%}, above "

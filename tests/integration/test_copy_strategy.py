@@ -12,6 +12,8 @@ with the data.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import time
 from collections.abc import Iterator
@@ -216,3 +218,72 @@ def test_the_rule_swap_at_the_isolated_size_moves_no_pg_and_starts_no_interval(
     finally:
         cluster.ceph("sla", "on")
         cluster.ceph("sla", "mode", "auto")
+
+
+def _set_osds(cluster: Cluster, option: str, value: str) -> bool:
+    """An option in every OSD at runtime; False where the release lacks it."""
+    return cluster.ceph_raw("tell", "osd.*", "config", "set", option, value,
+                            cli=True).returncode == 0
+
+
+def _checks(cluster: Cluster) -> dict[str, Any]:
+    return cluster.json("health", "detail").get("checks", {})
+
+
+def test_placing_the_copy_is_named_and_isolation_never_waits_for_it(copy_pool: Cluster) -> None:
+    """Backfill held (osd_max_backfills 0): shared, the pool's PGs stay
+    undersized+degraded for want of the extra copy. SLA_COPY_PLACING names the
+    pool and says so by design, SLA_SHARED_POOL_DEGRADED stays quiet while
+    Ceph's own PG_DEGRADED is raised; with an urgent OSD down too, isolation
+    drops the copy at once (it waits for neither the copy nor the OSD), and
+    the pool is clean again on its N normal copies."""
+    cluster = copy_pool
+    urgent = sorted(o for o, c in _classes(cluster).items() if c == "ssd")
+    cluster.ceph("sla", "mode", "isolated")
+    wait_for("copypool isolated", lambda: _pool(cluster)["size"] == 3, 60)
+    cluster.wait_clean(300)
+    _write(cluster, 8, "placing")
+    backfills = str(cluster.json("tell", "osd.0", "config", "get", "osd_max_backfills")[
+        "osd_max_backfills"])
+    override = _set_osds(cluster, "osd_mclock_override_recovery_settings", "true")
+    pid = None
+    try:
+        assert _set_osds(cluster, "osd_max_backfills", "0")
+        cluster.ceph("sla", "mode", "shared")
+        wait_for("copypool at size 4", lambda: _pool(cluster)["size"] == 4, 60)
+        placing = wait_for("SLA_COPY_PLACING", lambda: _checks(cluster).get(
+            "SLA_COPY_PLACING"), 90)
+        detail = " ".join(d["message"] for d in placing["detail"])
+        assert POOL in detail and "undersized by design" in detail, detail
+        checks = _checks(cluster)
+        assert "PG_DEGRADED" in checks and "SLA_SHARED_POOL_DEGRADED" not in checks, \
+            sorted(checks)
+        # an urgent OSD frozen and marked down as well: isolation goes ahead
+        pid = cluster.pids()[f"osd.{urgent[0]}"]
+        os.kill(pid, signal.SIGSTOP)
+        cluster.ceph("osd", "down", f"osd.{urgent[0]}")
+        cluster.ceph("sla", "mode", "isolated")
+        wait_for("copypool back at size 3 on its normal rule", lambda: _pool(cluster)["size"]
+                 == 3 and cluster.pool_rule(POOL) == "sla_isolated_normal", 30)
+        pgs = wait_for("copypool's PGs clean on their normal copies", lambda: _clean(
+            _listed(cluster)), 120)
+        assert all(not set(p["up"]) & set(urgent) for p in pgs), pgs[:3]
+        wait_for("SLA_COPY_PLACING cleared", lambda: "SLA_COPY_PLACING" not in
+                 _checks(cluster), 60)
+    finally:
+        if pid is not None:
+            os.kill(pid, signal.SIGCONT)
+        _set_osds(cluster, "osd_max_backfills", backfills)
+        if override:
+            _set_osds(cluster, "osd_mclock_override_recovery_settings", "false")
+    wait_for("every OSD up", lambda: cluster.json("osd", "stat")["num_up_osds"] == 8, 120)
+    cluster.wait_clean(300)
+
+
+def _clean(pgs: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    return pgs if pgs and all(p["state"] == "active+clean" for p in pgs) else None
+
+
+def _listed(cluster: Cluster) -> list[dict[str, Any]]:
+    pgs = cluster.json("pg", "ls-by-pool", POOL)
+    return list(pgs.get("pg_stats", pgs) if isinstance(pgs, dict) else pgs)
