@@ -70,6 +70,7 @@ class CostWatch:
             return
         self._at, self._epoch, self._seen = now, maps.view.epoch, (withheld, limit)
         osd_stats = (self._get("osd_stats") or {}).get("osd_stats", [])
+        summary = self._get("pg_summary") or {}
         pools, cap, urgent_space = self._inputs(state, maps, osd_stats)
         self._capacity, self._maps = cap, maps
         self._shared = {p.pool_id for p in pools if p.shared_now}
@@ -79,14 +80,13 @@ class CostWatch:
         self.keep_isolated = {pid: why for pid, c in self.costs.items()
                               if (why := too_slow_to_isolate(c, settings.max_isolation_secs))}
         slots = self.slots.refresh(pools, maps, osd_stats, withheld, limit)
+        used, size, weights = urgent_space
         for kept in (self._refused(state, maps), slots,
-                     self._mon_refusals(state, maps, limit, set(self.keep_isolated) | set(slots))):
+                     self._mon_refusals(state, maps, limit, set(self.keep_isolated) | set(slots)),
+                     self._space_faults(state, used, size, maps, summary)):
             for pid, why in kept.items():
                 self.keep_isolated[pid] = "; ".join(
                     filter(None, (self.keep_isolated.get(pid), why)))
-        used, size, weights = urgent_space
-        for pid, why in self._space_faults(state, used, size, maps).items():
-            self.keep_isolated[pid] = "; ".join(filter(None, (self.keep_isolated.get(pid), why)))
         # what the pools still to share would add (all of them before a
         # switch; while shared, a pool sent back for space is not re-shared
         # past nearfull)
@@ -98,8 +98,11 @@ class CostWatch:
         self._sharing_health(pools)
         self.urgent_strays = 0 if state.decision.mode is Mode.SHARED else urgent_strays(
             {int(o["osd"]): int(o.get("num_pgs", 0) or 0) for o in osd_stats},
-            (self._get("pg_summary") or {}).get("by_osd") or {},
-            maps.regions.of_class(maps.regions.urgent_class))
+            summary.get("by_osd") or {}, maps.regions.of_class(maps.regions.urgent_class))
+        self._warn_normal_full(pools, cap, settings)
+
+    def _warn_normal_full(self, pools: list[PoolCostInputs], cap: Capacity,
+                          settings: Settings) -> None:
         fill = normal_fill_after_isolation(list(self.costs.values()), pools, cap)
         problems = [] if fill is None or fill <= cap.backfillfull_ratio else [
             f"isolating now would fill the {settings.normal_class} region to {fill:.0%}, above "
@@ -146,14 +149,14 @@ class CostWatch:
         return out
 
     def _space_faults(self, state: ModuleState, used: dict[int, float],
-                      size: dict[int, float], maps: MapSnapshot) -> dict[int, str]:
+                      size: dict[int, float], maps: MapSnapshot,
+                      summary: dict[str, Any]) -> dict[int, str]:
         """Shared pools sent back for space (an urgent OSD past nearfull, their
         PGs toofull); kept isolated for the rest of the shared period, so the
         space freed by isolating them does not share them again at once."""
         if state.decision.mode is Mode.ISOLATED:
             self._space_kept = {}
             return {}
-        summary = self._get("pg_summary") or {}
         faults = shared_space_faults(urgent_fills(used, size), maps.nearfull_ratio,
                                      self._shared, toofull_pools(summary.get("by_pool") or {}))
         self._space_kept.update(faults)

@@ -51,5 +51,5 @@ def test_smoke_run(tmp_path):
         assert r["urgent_before"]["ops"] > 0 and r["urgent_after"]["ops"] > 0, r
     assert strays["pools_isolated_secs"] is not None, strays
     table = S.table(data)
-    assert "| a pool a step |" in table and "strays still deleted" in table
+    assert "| a pool a step |" in table and "right after isolating" in table
     assert "| control |" in table
