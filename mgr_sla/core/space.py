@@ -49,6 +49,30 @@ def urgent_strays(num_pgs: Mapping[int, int], acting: Mapping[str, Mapping[str, 
                   urgent: Iterable[int]) -> int:
     """PGs the urgent OSDs hold (osd_stats num_pgs, strays included) beyond
     the ones they act for (pg_summary's by_osd): copies being deleted, or
-    backfill targets. Read while isolated, where every PG is back in place."""
+    backfill targets. Read while isolated, where every PG is back in place.
+    No by_osd at all (no PG stats yet): no evidence, 0."""
+    if not acting:
+        return 0
     return sum(max(0, num_pgs.get(o, 0) - sum(int(n) for n in acting.get(str(o), {}).values()))
                for o in urgent)
+
+
+def fullest_if_added(used: Mapping[int, float], size: Mapping[int, float],
+                     added: Mapping[int, float]) -> tuple[int, float] | None:
+    """The urgent OSD that `added` bytes (per OSD) would fill most, and its
+    fill (used + added) / size; None without a sized OSD."""
+    fills = {o: (used.get(o, 0.0) + added.get(o, 0.0)) / size[o] for o in size if size[o] > 0}
+    if not fills:
+        return None
+    osd = max(sorted(fills), key=lambda o: fills[o])
+    return osd, fills[osd]
+
+
+def spread_bytes(total: float, weights: Mapping[int, float],
+                 pgs: Mapping[int, int] | None = None, pg_num: int = 0) -> dict[int, float]:
+    """Bytes sharing puts on each urgent OSD: by the PGs CRUSH maps there
+    when known (each PG a 1/pg_num share), else by weight."""
+    if pgs and pg_num > 0:
+        return {o: total * n / pg_num for o, n in pgs.items()}
+    weight = sum(weights.values())
+    return {o: total * w / weight for o, w in weights.items()} if weight > 0 else {}

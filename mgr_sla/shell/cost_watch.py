@@ -17,7 +17,14 @@ from ..core.maps import MapSnapshot
 from ..core.mon_projection import PoolPgs, SizeRaise, size_refusals
 from ..core.settings import Settings
 from ..core.sharing import SharingProgress, sharing_health
-from ..core.space import shared_space_faults, toofull_pools, urgent_fills, urgent_strays
+from ..core.space import (
+    fullest_if_added,
+    shared_space_faults,
+    spread_bytes,
+    toofull_pools,
+    urgent_fills,
+    urgent_strays,
+)
 from ..core.state import ModuleState, Role, Strategy
 from ..core.switch_cost import (
     DEFAULT_READ_FRACTION,
@@ -58,6 +65,9 @@ class CostWatch:
         self._space_kept: dict[int, str] = {}  # pool id -> why, this shared period
         self._degraded_beyond: frozenset[str] = frozenset()  # shared pools missing more
         self.urgent_strays = 0  # PGs urgent OSDs hold but do not serve (read while isolated)
+        # bytes used, bytes in total and CRUSH weight of each urgent OSD
+        self._urgent_space: tuple[dict[int, float], dict[int, float], dict[int, float]] = (
+            {}, {}, {})
 
     def refresh(self, now: float, state: ModuleState, maps: MapSnapshot, settings: Settings
                 ) -> None:
@@ -80,7 +90,7 @@ class CostWatch:
         self.keep_isolated = {pid: why for pid, c in self.costs.items()
                               if (why := too_slow_to_isolate(c, settings.max_isolation_secs))}
         slots = self.slots.refresh(pools, maps, osd_stats, withheld, limit)
-        used, size, weights = urgent_space
+        used, size, weights = self._urgent_space = urgent_space
         for kept in (self._refused(state, maps), slots,
                      self._mon_refusals(state, maps, limit, set(self.keep_isolated) | set(slots)),
                      self._space_faults(state, used, size, maps, summary)):
@@ -268,6 +278,18 @@ class CostWatch:
                       if c.strategy == kind.value)
         return needed <= urgent_room(cap)
 
+    def space_if_shared(self, pid: int) -> tuple[int, float] | None:
+        """The urgent OSD the pool's sharing alone would fill most, and how full."""
+        cost, maps = self.costs.get(pid), self._maps
+        if cost is None or maps is None or pid not in maps.view.pools:
+            return None
+        used, size, weights = self._urgent_space
+        needed = 0.0 if pid in self._shared else \
+            cost.cost(Strategy(cost.strategy)).urgent_bytes_needed
+        added = spread_bytes(needed, weights, self.slots.mapped.get(pid),
+                             maps.view.pools[pid].pg_num)
+        return fullest_if_added(used, size, added)
+
     def render(self) -> str:
         """The cost table of `sla plan` / `sla advise`."""
         if not self.costs:
@@ -288,6 +310,10 @@ class CostWatch:
                     else "estimate"
                 lines.append(f"  PG slots shared: up to {pgs} PGs on osd.{osd} (a failure "
                              f"domain lost; {basis}), limit {slots.limit}")
+            space = self.space_if_shared(pid)
+            if space is not None and self._maps is not None:
+                lines.append(f"  urgent space shared: osd.{space[0]} {space[1]:.0%} full "
+                             f"(nearfull_ratio {self._maps.nearfull_ratio:.0%})")
             if self.keep_isolated.get(pid):
                 lines.append(f"  kept isolated: {self.keep_isolated[pid]}")
             lines.append(f"  {cost.reason}; reads {cost.read_fraction:.0%} "
@@ -311,6 +337,10 @@ class CostWatch:
                 # the pool's own PGs per urgent OSD, as CRUSH maps its sharing
                 "pool_pgs_per_urgent_osd": None if mapped is None else {
                     str(o): n for o, n in sorted(mapped.items())}}
+            space = self.space_if_shared(pid)
+            entry["urgent_space_if_shared"] = None if space is None or self._maps is None else {
+                "osd": space[0], "fill": round(space[1], 4),
+                "nearfull_ratio": self._maps.nearfull_ratio}
             out.append(entry)
         return out
 

@@ -624,6 +624,9 @@ def test_a_pool_whose_sharing_would_pass_the_pg_limit_stays_isolated(
     plan = json.loads(m.cmd_plan(format=_fmt("json")).stdout)
     slots = next(c for c in plan["costs"] if c["name"] == "bulk")["pg_slots_if_shared"]
     assert slots["pgs"] > 10 and slots["limit"] == 10
+    space = next(c for c in plan["costs"] if c["name"] == "bulk")["urgent_space_if_shared"]
+    assert space["osd"] % 2 == 1 and 0 < space["fill"] < 1 and space["nearfull_ratio"] == 0.85
+    assert f"urgent space shared: osd.{space['osd']}" in m.cmd_plan().stdout
     # room again: it shares
     m.get_ceph_option = {"target_max_misplaced_ratio": 0.05, "mon_max_pg_per_osd": 250}.get
     cluster.epoch += 1  # the cost model reads again on a new epoch

@@ -30,7 +30,8 @@ def test_urgent_strays_are_pgs_held_beyond_the_ones_acted_for() -> None:
     acting = {"1": {"active+clean": 12}, "3": {"active+clean": 10, "active+clean+scrubbing": 2},
               "0": {"active+clean": 30}}
     assert urgent_strays(num_pgs, acting, [1, 3]) == 9  # osd.0 is not urgent
-    assert urgent_strays({1: 5}, {}, [1, 5]) == 5
+    assert urgent_strays({1: 5}, {"0": {"active+clean": 3}}, [1, 5]) == 5
+    assert urgent_strays({1: 5}, {}, [1]) == 0  # no PG stats yet: no evidence
 
 
 def test_urgent_strays_hold_the_switch_to_shared_only() -> None:
@@ -40,3 +41,18 @@ def test_urgent_strays_hold_the_switch_to_shared_only() -> None:
     gates = blocking_gates(Mode.SHARED, health, 0.05)
     assert [g.name.value for g in gates] == ["urgent_strays"] and "9 PGs" in gates[0].detail
     assert blocking_gates(Mode.ISOLATED, health, 0.05) == []
+
+
+def test_the_fullest_urgent_osd_if_a_pool_shares() -> None:
+    from mgr_sla.core.space import fullest_if_added, spread_bytes
+    used, size = {1: 40.0, 3: 60.0}, {1: 100.0, 3: 100.0, 5: 0.0}
+    by_weight = spread_bytes(20.0, {1: 1.0, 3: 1.0})
+    assert by_weight == {1: 10.0, 3: 10.0}
+    assert fullest_if_added(used, size, by_weight) == (3, 0.7)
+    # CRUSH puts 12 of the pool's 16 PGs on osd.1: that one fills most
+    by_pgs = spread_bytes(32.0, {1: 1.0, 3: 1.0}, {1: 12, 3: 4}, 16)
+    assert by_pgs == {1: 24.0, 3: 8.0} and fullest_if_added(used, size, by_pgs) == (3, 0.68)
+    assert fullest_if_added(used, size, spread_bytes(80.0, {1: 1.0, 3: 1.0}, {1: 12, 3: 4},
+                                                     16))[0] == 1
+    assert fullest_if_added({}, {5: 0.0}, {}) is None
+    assert spread_bytes(10.0, {}) == {}
