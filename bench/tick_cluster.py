@@ -108,7 +108,8 @@ class ScaledCluster:
             "df": {"pools": [{"id": p, "stats": {"rd": 0, "wr": self.ops[p],
                                                  "bytes_used": n << 22}}
                              for p, n in self.pg_num.items()]},
-            "pg_summary": {"by_pool": {}},
+            "pg_summary": {"by_pool": {}, "by_osd": {str(o): {"active+clean": n}
+                                                      for o, n in held.items()}},
         }
 
     def _osd_map(self) -> dict[str, Any]:
