@@ -210,7 +210,11 @@ class StallBench:
         self.c.ceph("sla", "mode", "isolated")
         isolated_at = deleted_at = None
         end = time.monotonic() + self.plan.after_secs
-        while time.monotonic() < end and deleted_at is None:
+        deadline = time.monotonic() + max(self.plan.after_secs, 300)
+        # until the strays are gone or the urgent window ends, and in any case
+        # until the pools are isolated (a slow isolation is a figure too)
+        while deleted_at is None and time.monotonic() < deadline and (
+                isolated_at is None or time.monotonic() < end):
             now = time.monotonic() - clients.started
             if isolated_at is None and self.all_at(SIZE, False):
                 isolated_at = now
