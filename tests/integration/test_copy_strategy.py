@@ -287,3 +287,73 @@ def _clean(pgs: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
 def _listed(cluster: Cluster) -> list[dict[str, Any]]:
     pgs = cluster.json("pg", "ls-by-pool", POOL)
     return list(pgs.get("pg_stats", pgs) if isinstance(pgs, dict) else pgs)
+
+
+def _entry(cluster: Cluster, name: str) -> dict[str, Any]:
+    return next(p for p in cluster.sla_status()["pools"] if p["name"] == name)
+
+
+def test_an_urgent_osd_past_nearfull_sends_the_shared_pool_back(copy_pool: Cluster) -> None:
+    """Space is watched while shared: with the OSD map's nearfull_ratio under
+    what an urgent OSD holds, the shared copy pool isolates and says why, and
+    is not shared again until the ratio is back and a new shared period starts."""
+    cluster = copy_pool
+    cluster.ceph("sla", "mode", "shared")
+    wait_for("copypool shared", lambda: _pool(cluster)["size"] == 4, 120)
+    nearfull = cluster.json("osd", "dump")["nearfull_ratio"]
+    fills = [n["utilization"] for n in cluster.json("osd", "df")["nodes"]
+             if n.get("device_class") == "ssd"]
+    assert max(fills) > 0, fills
+    try:
+        cluster.ceph("osd", "set-nearfull-ratio", f"{max(fills) / 100 / 2:.4f}")
+        reason = wait_for("copypool isolated for space", lambda: (
+            e := _entry(cluster, POOL))["kept_isolated"] and "past nearfull_ratio" in e[
+                "kept_isolated"] and e["kept_isolated"], 90)
+        assert "of the urgent region is" in reason, reason
+        wait_for("copypool back at size 3", lambda: _pool(cluster)["size"] == 3
+                 and cluster.pool_rule(POOL) == "sla_isolated_normal", 60)
+        assert cluster.sla_status()["mode"] == "shared"
+    finally:
+        cluster.ceph("osd", "set-nearfull-ratio", str(nearfull))
+    # a new shared period: isolated, then shared again, and it shares
+    cluster.ceph("sla", "mode", "isolated")
+    cluster.wait_clean(300)
+    cluster.ceph("sla", "mode", "shared")
+    wait_for("copypool shared again", lambda: _pool(cluster)["size"] == 4, 180)
+    cluster.ceph("sla", "mode", "isolated")
+    wait_for("copypool isolated", lambda: _pool(cluster)["size"] == 3, 60)
+    cluster.wait_clean(300)
+
+
+def test_a_switch_to_shared_goes_a_pool_a_step(copy_pool: Cluster) -> None:
+    """max_step_pgs at one pool's PGs: the second copy pool's size is raised
+    in a later OSD map epoch, at least step_wait_secs after the first, and
+    status names it while it waits."""
+    cluster = copy_pool
+    second = "copypool2"
+    cluster.ceph("sla", "mode", "isolated")
+    cluster.create_pool(second, 32)
+    cluster.json("sla", "pool", "set", second, "normal", "--strategy", "copy", timeout=300)
+    cluster.wait_clean(300)
+    cluster.ceph("config", "set", "mgr", "mgr/sla/max_step_pgs", "32")
+    cluster.ceph("config", "set", "mgr", "mgr/sla/step_wait_secs", "8")
+    try:
+        cluster.ceph("sla", "mode", "shared")
+        waiting = wait_for("a pool waiting for the next step", lambda: cluster.sla_status()[
+            "waiting_for_next_step"], 60)
+        assert waiting == [second], waiting
+        first_at = time.monotonic()
+        assert _pool(cluster)["size"] == 4
+        wait_for(f"{second} shared", lambda: next(
+            p for p in cluster.json("osd", "pool", "ls", "detail")
+            if p["pool_name"] == second)["size"] == 4, 120)
+        assert time.monotonic() - first_at >= 6, "the second step came too soon"
+        assert "next step:" not in cluster.ceph("sla", "status")
+    finally:
+        cluster.ceph("config", "rm", "mgr", "mgr/sla/max_step_pgs")
+        cluster.ceph("config", "rm", "mgr", "mgr/sla/step_wait_secs")
+        cluster.ceph("sla", "mode", "isolated")
+        cluster.ceph_raw("sla", "pool", "rm", second, timeout=300)
+        cluster.ceph_raw("osd", "pool", "rm", second, second, "--yes-i-really-really-mean-it")
+    wait_for("copypool isolated", lambda: _pool(cluster)["size"] == 3, 60)
+    cluster.wait_clean(300)
