@@ -298,12 +298,13 @@ def test_an_urgent_osd_past_nearfull_sends_the_shared_pool_back(copy_pool: Clust
     what an urgent OSD holds, the shared copy pool isolates and says why, and
     is not shared again until the ratio is back and a new shared period starts."""
     cluster = copy_pool
+    _write(cluster, 8, "nearfull")
     cluster.ceph("sla", "mode", "shared")
     wait_for("copypool shared", lambda: _pool(cluster)["size"] == 4, 120)
     nearfull = cluster.json("osd", "dump")["nearfull_ratio"]
-    fills = [n["utilization"] for n in cluster.json("osd", "df")["nodes"]
-             if n.get("device_class") == "ssd"]
-    assert max(fills) > 0, fills
+    fills = wait_for("data on the urgent OSDs", lambda: (f := [
+        n["utilization"] for n in cluster.json("osd", "df")["nodes"]
+        if n.get("device_class") == "ssd"]) and max(f) > 0 and f, 120)
     try:
         cluster.ceph("osd", "set-nearfull-ratio", f"{max(fills) / 100 / 2:.4f}")
         reason = wait_for("copypool isolated for space", lambda: (
