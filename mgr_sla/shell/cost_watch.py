@@ -63,6 +63,7 @@ class CostWatch:
         self.slots = SlotWatch(mgr, health)
         self._seen: tuple[str | None, int | None] = (None, None)
         self._space_kept: dict[int, str] = {}  # pool id -> why, this shared period
+        self._space_period = 0.0  # when that shared period began (mode_since)
         self._degraded_beyond: frozenset[str] = frozenset()  # shared pools missing more
         self.urgent_strays = 0  # PGs urgent OSDs hold but do not serve (read while isolated)
         # bytes used, bytes in total and CRUSH weight of each urgent OSD
@@ -164,8 +165,10 @@ class CostWatch:
         """Shared pools sent back for space (an urgent OSD past nearfull, their
         PGs toofull); kept isolated for the rest of the shared period, so the
         space freed by isolating them does not share them again at once."""
+        period = state.decision.mode_since  # a new shared period starts afresh
+        if state.decision.mode is Mode.ISOLATED or period != self._space_period:
+            self._space_kept, self._space_period = {}, period
         if state.decision.mode is Mode.ISOLATED:
-            self._space_kept = {}
             return {}
         faults = shared_space_faults(urgent_fills(used, size), maps.nearfull_ratio,
                                      self._shared, toofull_pools(summary.get("by_pool") or {}))

@@ -301,21 +301,22 @@ def test_an_urgent_osd_past_nearfull_sends_the_shared_pool_back(copy_pool: Clust
     _write(cluster, 8, "nearfull")
     cluster.ceph("sla", "mode", "shared")
     wait_for("copypool shared", lambda: _pool(cluster)["size"] == 4, 120)
+    cluster.wait_clean(300)  # the extra copy placed: data on the urgent OSDs
     nearfull = cluster.json("osd", "dump")["nearfull_ratio"]
-    fills = wait_for("data on the urgent OSDs", lambda: (f := [
-        n["utilization"] for n in cluster.json("osd", "df")["nodes"]
-        if n.get("device_class") == "ssd"]) and max(f) > 0 and f, 120)
+    ssd = {o for o, c in _classes(cluster).items() if c == "ssd"}
+    stats = cluster.json("pg", "dump", "osds")
+    fullest = max(o["kb_used"] / o["kb"] for o in stats.get("osd_stats", stats)
+                  if o["osd"] in ssd and o["kb"])
+    assert fullest > 0, fullest  # a ratio of 0 the mon would reset to its default
     try:
-        cluster.ceph("osd", "set-nearfull-ratio", f"{max(fills) / 100 / 2:.4f}")
-        reason = wait_for("copypool isolated for space", lambda: (
-            e := _entry(cluster, POOL))["kept_isolated"] and "past nearfull_ratio" in e[
-                "kept_isolated"] and e["kept_isolated"], 90)
+        _set_nearfull(cluster, f"{fullest / 2:.9f}")
+        reason = wait_for("copypool isolated for space", lambda: _space_reason(cluster), 90)
         assert "of the urgent region is" in reason, reason
         wait_for("copypool back at size 3", lambda: _pool(cluster)["size"] == 3
                  and cluster.pool_rule(POOL) == "sla_isolated_normal", 60)
         assert cluster.sla_status()["mode"] == "shared"
     finally:
-        cluster.ceph("osd", "set-nearfull-ratio", str(nearfull))
+        _set_nearfull(cluster, f"{nearfull:.2f}")
     # a new shared period: isolated, then shared again, and it shares
     cluster.ceph("sla", "mode", "isolated")
     cluster.wait_clean(300)
@@ -324,6 +325,28 @@ def test_an_urgent_osd_past_nearfull_sends_the_shared_pool_back(copy_pool: Clust
     cluster.ceph("sla", "mode", "isolated")
     wait_for("copypool isolated", lambda: _pool(cluster)["size"] == 3, 60)
     cluster.wait_clean(300)
+
+
+def _set_nearfull(cluster: Cluster, ratio: str) -> None:
+    """By the CLI: its float argument is the mon's to parse."""
+    done = cluster.ceph_raw("osd", "set-nearfull-ratio", ratio, cli=True)
+    assert done.returncode == 0, done.stderr
+    wait_for(f"nearfull_ratio {ratio}", lambda: abs(cluster.json("osd", "dump")[
+        "nearfull_ratio"] - float(ratio)) <= 1e-3 * float(ratio), 30)
+
+
+def _space_reason(cluster: Cluster) -> str | None:
+    """Why copypool is kept isolated, once it is for space; else raises with
+    what the module and the map say (wait_for reports it)."""
+    kept = _entry(cluster, POOL)["kept_isolated"] or ""
+    if "past nearfull_ratio" in kept:
+        return kept
+    ratio = cluster.json("osd", "dump")["nearfull_ratio"]
+    stats = cluster.json("pg", "dump", "osds")
+    fills = {o["osd"]: round(o["kb_used"] / max(o["kb"], 1), 4)
+             for o in stats.get("osd_stats", stats)}
+    raise AssertionError(f"kept {kept!r}, nearfull_ratio {ratio}, fills {fills}, "
+                         f"plan {cluster.json('sla', 'plan').get('costs')}")
 
 
 def test_a_switch_to_shared_goes_a_pool_a_step(copy_pool: Cluster) -> None:

@@ -728,6 +728,18 @@ def test_an_urgent_osd_past_nearfull_sends_shared_pools_back_for_the_period(
     m._costs._at = -1e9
     ticks(m, 2)
     assert cluster.rule_of(2) == "sla_isolated_normal"
+    # a new shared period, even one the cost model never saw isolated, starts afresh
+    from mgr_sla.shell.commands_io import ModeArg
+    assert m.cmd_mode(ModeArg.ISOLATED).retval == 0
+    refresh = m._costs.refresh
+    m._costs.refresh = lambda *args: None  # no new epoch, within 30 s: no slow read
+    m.tick()
+    assert m.cmd_mode(ModeArg.SHARED).retval == 0
+    m.tick()  # the switch back to shared, still no slow read
+    m._costs.refresh = refresh
+    m._costs._at = -1e9
+    ticks(m, 3)
+    assert cluster.rule_of(2) == "sla_shared"
 
 
 def test_a_copy_pool_the_mon_would_refuse_to_raise_stays_isolated(cluster: FakeCluster) -> None:
