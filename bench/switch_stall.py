@@ -14,8 +14,7 @@ an urgent pool and POOLS copy pools of size 3 filled with small objects.
    and 1 s from the switch until TAIL seconds after every pool is at size 4
    with its PGs active, against the same client's p99 before the switch; and
    the time until every pool is active at size 4. Then the same right after an
-   isolation, while the SSD OSDs still delete the copies it dropped (the
-   module waits for that: a PG mapped back onto an OSD deleting it waits too).
+   isolation, while the SSD OSDs still delete the copies it dropped.
 2. Stray deletion after isolation. The copy pools shared and their extra copy
    placed, an urgent client (fio randwrite, 4 KB, iodepth 4) runs; the mode is
    pinned isolated, and the SSD OSDs delete the dropped copies (stray PGs).
@@ -274,9 +273,8 @@ def run(plan: Plan, speeds: DeviceSpeeds, say: Callable[[str], None]) -> dict[st
             round_ = bench.to_shared(step_pgs, say)
             round_["isolated_and_strays_deleted_secs"] = bench.isolate_clean(urgent_only)
             to_shared.append(round_)
-        # sharing again right after an isolation: the SSDs still delete the
-        # copies it dropped, and a PG mapped back onto them would wait for
-        # that (the module's urgent_strays gate holds the switch meanwhile)
+        # sharing again right after an isolation, while the SSDs still
+        # delete the copies it dropped
         bench.c.ceph("sla", "mode", "shared")
         wait_for("the extra copies placed", lambda: bench.all_at(SIZE + 1, True), 900, 1)
         bench.c.ceph("sla", "mode", "isolated")

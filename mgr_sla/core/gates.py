@@ -34,7 +34,6 @@ class GateName(str, Enum):
     CLUSTER_FLAGS = "cluster_flags"
     URGENT_CAPACITY = "urgent_capacity"
     DAILY_CAP = "daily_cap"
-    URGENT_STRAYS = "urgent_strays"
 
 
 # Every gate's name, so counters of blocked switches exist (at 0) from the start.
@@ -80,9 +79,6 @@ class ClusterHealth:
     # PGs undersized by design: the copy sharing adds, not yet placed, in
     # pools degraded no further (a step toward shared waits for active, not clean)
     degraded_by_design: int = 0
-    # PGs urgent OSDs hold but do not serve, before a switch to shared: the
-    # copies the last isolation dropped, still being deleted
-    urgent_strays: int = 0
 
 
 def pg_counts(pgs_by_state: Iterable[Mapping[str, object]]) -> PgCounts:
@@ -156,11 +152,6 @@ def blocking_gates(target: Mode, health: ClusterHealth, max_misplaced_ratio: flo
         gates.append(Gate(GateName.DAILY_CAP, (
             f"{health.switches_last_day} switches in the last 24 h, the cap "
             f"(max_switches_per_day) is {health.max_switches_per_day}: shared waits")))
-    if health.urgent_strays:
-        gates.append(Gate(GateName.URGENT_STRAYS, (
-            f"urgent OSDs still hold {health.urgent_strays} PGs they do not serve (the copies "
-            "the last isolation dropped, being deleted): a PG mapped back onto them waits "
-            "for that deletion, and its client ops with it")))
     if health.urgent_fill_after is not None and health.urgent_fill_after > health.nearfull_ratio:
         gates.append(Gate(GateName.URGENT_CAPACITY, (
             f"shared mode would fill the fullest urgent OSD to {health.urgent_fill_after:.0%}, "
@@ -222,8 +213,6 @@ RELEASE_HINTS = {
     GateName.URGENT_CAPACITY: "add urgent OSDs, or keep the largest pools isolated "
                               "('ceph sla plan' shows each pool's need)",
     GateName.DAILY_CAP: "wait, or raise mgr/sla/max_switches_per_day",
-    GateName.URGENT_STRAYS: "wait for the urgent OSDs to delete them (osd_delete_sleep_ssd "
-                            "paces it; 'ceph pg dump osds' NUM_PGS falls back)",
 }
 
 

@@ -45,18 +45,6 @@ def shared_space_faults(fills: Mapping[int, float], nearfull_ratio: float,
     return faults
 
 
-def urgent_strays(num_pgs: Mapping[int, int], acting: Mapping[str, Mapping[str, int]],
-                  urgent: Iterable[int]) -> int:
-    """PGs the urgent OSDs hold (osd_stats num_pgs, strays included) beyond
-    the ones they act for (pg_summary's by_osd): copies being deleted, or
-    backfill targets. Read while isolated, where every PG is back in place.
-    No by_osd at all (no PG stats yet): no evidence, 0."""
-    if not acting:
-        return 0
-    return sum(max(0, num_pgs.get(o, 0) - sum(int(n) for n in acting.get(str(o), {}).values()))
-               for o in urgent)
-
-
 def fullest_if_added(used: Mapping[int, float], size: Mapping[int, float],
                      added: Mapping[int, float]) -> tuple[int, float] | None:
     """The urgent OSD that `added` bytes (per OSD) would fill most, and its

@@ -23,7 +23,6 @@ from ..core.space import (
     spread_bytes,
     toofull_pools,
     urgent_fills,
-    urgent_strays,
 )
 from ..core.state import ModuleState, Role, Strategy
 from ..core.switch_cost import (
@@ -65,7 +64,6 @@ class CostWatch:
         self._space_kept: dict[int, str] = {}  # pool id -> why, this shared period
         self._space_period = 0.0  # when that shared period began (mode_since)
         self._degraded_beyond: frozenset[str] = frozenset()  # shared pools missing more
-        self.urgent_strays = 0  # PGs urgent OSDs hold but do not serve (read while isolated)
         # bytes used, bytes in total and CRUSH weight of each urgent OSD
         self._urgent_space: tuple[dict[int, float], dict[int, float], dict[int, float]] = (
             {}, {}, {})
@@ -107,9 +105,6 @@ class CostWatch:
                     if pid not in self.keep_isolated and pid not in placed)
         self.urgent_fill_after = projected_urgent_fill(used, size, weights, added, 1.0)
         self._sharing_health(pools)
-        self.urgent_strays = 0 if state.decision.mode is Mode.SHARED else urgent_strays(
-            {int(o["osd"]): int(o.get("num_pgs", 0) or 0) for o in osd_stats},
-            summary.get("by_osd") or {}, maps.regions.of_class(maps.regions.urgent_class))
         self._warn_normal_full(pools, cap, settings)
 
     def _warn_normal_full(self, pools: list[PoolCostInputs], cap: Capacity,

@@ -328,7 +328,7 @@ class TickRunner:
                                   if not r.dry_run and r.time >= now - 86400),
             max_switches_per_day=settings.max_switches_per_day,
             own_move_in_flight=bool(self._placer.pending) or self._tracker.sharing,
-            degraded_by_design=self._by_design, urgent_strays=self._costs.urgent_strays)
+            degraded_by_design=self._by_design)
 
     def max_misplaced(self) -> float:
         """Our option, or the balancer's target_max_misplaced_ratio (-1, default)."""

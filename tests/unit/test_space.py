@@ -24,25 +24,6 @@ def test_toofull_pgs_isolate_their_own_pool_only() -> None:
     assert shared_space_faults({1: 0.5}, 0.85, [], {9}) == {}
 
 
-def test_urgent_strays_are_pgs_held_beyond_the_ones_acted_for() -> None:
-    from mgr_sla.core.space import urgent_strays
-    num_pgs = {1: 21, 3: 12, 0: 40}
-    acting = {"1": {"active+clean": 12}, "3": {"active+clean": 10, "active+clean+scrubbing": 2},
-              "0": {"active+clean": 30}}
-    assert urgent_strays(num_pgs, acting, [1, 3]) == 9  # osd.0 is not urgent
-    assert urgent_strays({1: 5}, {"0": {"active+clean": 3}}, [1, 5]) == 5
-    assert urgent_strays({1: 5}, {}, [1]) == 0  # no PG stats yet: no evidence
-
-
-def test_urgent_strays_hold_the_switch_to_shared_only() -> None:
-    from mgr_sla.core.decision import Mode
-    from mgr_sla.core.gates import ClusterHealth, PgCounts, blocking_gates
-    health = ClusterHealth(PgCounts(total=64), 0.0, urgent_strays=9)
-    gates = blocking_gates(Mode.SHARED, health, 0.05)
-    assert [g.name.value for g in gates] == ["urgent_strays"] and "9 PGs" in gates[0].detail
-    assert blocking_gates(Mode.ISOLATED, health, 0.05) == []
-
-
 def test_the_fullest_urgent_osd_if_a_pool_shares() -> None:
     from mgr_sla.core.space import fullest_if_added, spread_bytes
     used, size = {1: 40.0, 3: 60.0}, {1: 100.0, 3: 100.0, 5: 0.0}
