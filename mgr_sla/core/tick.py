@@ -198,10 +198,11 @@ def plan_tick(inputs: TickInputs) -> TickPlan:
             change_gates = blocking_gates(target, inputs.health, inputs.max_misplaced_ratio)
             if _drops_only(change_gates, changes):
                 change_gates = []
-            if change_gates:
-                changes = []
     waiting: tuple[str, ...] = ()
-    if changes:
+    if change_gates:  # held: the pools toward shared wait for a later step
+        waiting = tuple(c.pool for c in changes if c.toward_shared)
+        changes = []
+    elif changes:
         changes, waiting = _paced(changes, inputs.pools, inputs)
     gates = _merge(switch_gates, change_gates)
     newly = tuple(sorted(g.name.value for g in gates

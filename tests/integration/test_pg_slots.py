@@ -88,7 +88,7 @@ def test_a_copy_pool_past_the_pg_limit_stays_isolated_and_is_named(sla_pools: Cl
         # the OSDs' reports caught up with the map (strays of the pool's first
         # placement deleted): what the module counts is what the up sets say
         counts = wait_for("each OSD's PG count to match the up sets", lambda: (
-            held := _pgs_by_osd(cluster)) == _mapped(cluster) and held, 120)
+            held := _pgs_by_osd(cluster)) == _mapped(cluster) and held, 300)
         now = max(counts[o] for o in ssds)
         limit = now + math.ceil(now / 3) + 2  # today's placement fits, a domain lost
         assert (sum(counts.values()) + PGS) / len(counts) < limit, \

@@ -231,6 +231,7 @@ def test_a_switch_to_shared_goes_a_bounded_step_at_a_time() -> None:
                                  max_step_pgs=200, step_wait_secs=5.0, last_step_at=1000.0))
     assert held_plan.pool_changes == () and [g.name.value for g in held_plan.gates] == [
         "pgs_inactive"]
+    assert held_plan.waiting == ("p4", "p5")
     # urgent load: every shared pool isolates at once, whatever the last step
     isolating = plan_tick(inputs(now=1001.0, state=shared, urgent_iops=500.0, pools=(
         _copy_pool(2, 64, True), _copy_pool(3, 128, True), _copy_pool(6, 600, True)),
