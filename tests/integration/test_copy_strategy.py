@@ -361,6 +361,36 @@ def _space_reason(cluster: Cluster) -> str | None:
                          f"plan {cluster.json('sla', 'plan').get('costs')}")
 
 
+def _shared_or_why(cluster: Cluster) -> bool:
+    if _pool(cluster)["size"] == 4:
+        return True
+    status = cluster.sla_status()
+    raise AssertionError(f"mode {status['mode']}, gates {status['gates']}, holds "
+                         f"{status['holds']}, kept {_entry(cluster, POOL)['kept_isolated']}")
+
+
+def _set_nearfull(cluster: Cluster, ratio: str) -> None:
+    """By the CLI: its float argument is the mon's to parse."""
+    done = cluster.ceph_raw("osd", "set-nearfull-ratio", ratio, cli=True)
+    assert done.returncode == 0, done.stderr
+    wait_for(f"nearfull_ratio {ratio}", lambda: abs(cluster.json("osd", "dump")[
+        "nearfull_ratio"] - float(ratio)) <= 1e-3 * float(ratio), 30)
+
+
+def _space_reason(cluster: Cluster) -> str | None:
+    """Why copypool is kept isolated, once it is for space; else raises with
+    what the module and the map say (wait_for reports it)."""
+    kept = _entry(cluster, POOL)["kept_isolated"] or ""
+    if "past nearfull_ratio" in kept:
+        return kept
+    ratio = cluster.json("osd", "dump")["nearfull_ratio"]
+    stats = cluster.json("pg", "dump", "osds")
+    fills = {o["osd"]: round(o["kb_used"] / max(o["kb"], 1), 4)
+             for o in stats.get("osd_stats", stats)}
+    raise AssertionError(f"kept {kept!r}, nearfull_ratio {ratio}, fills {fills}, "
+                         f"plan {cluster.json('sla', 'plan').get('costs')}")
+
+
 def test_a_switch_to_shared_goes_a_pool_a_step(copy_pool: Cluster) -> None:
     """max_step_pgs at one pool's PGs: the second copy pool's size is raised
     in a later OSD map epoch, at least step_wait_secs after the first, and
