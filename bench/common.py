@@ -8,6 +8,7 @@ lock (`flock /tmp/sla-cluster.lock ...`) where other clusters may start.
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -21,7 +22,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.emulation import BlkioThrottle
+from bench import provenance as prov
+from bench.emulation import BlkioThrottle, DeviceSpeeds, EmulationError
 from harness.cephcluster import Cluster
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,6 +47,39 @@ def progress(who: str) -> Callable[[str], None]:
 
 def missing_tools(names: Iterable[str]) -> list[str]:
     return [n for n in names if shutil.which(n) is None]
+
+
+def emulated_main(argv: list[str] | None, *, who: str, doc: str | None, out: str,
+                  tools: Iterable[str], strategy: str, smoke_help: str,
+                  run: Callable[[Any, DeviceSpeeds, Callable[[str], None]], dict[str, Any]],
+                  sizes: tuple[Any, Any], table: Callable[[dict[str, Any]], str]) -> int:
+    """The command line of a benchmark on emulated device speeds: --smoke picks
+    the first of `sizes`, the results get their provenance and a table."""
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    ap = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    ap.add_argument("--smoke", action="store_true", help=smoke_help)
+    ap.add_argument("--out", type=Path, default=RESULTS / out)
+    ap.add_argument("--hdd-iops", type=int, default=DeviceSpeeds.hdd_iops)
+    ap.add_argument("--ssd-iops", type=int, default=DeviceSpeeds.ssd_iops)
+    args = ap.parse_args(args_in)
+    missing = missing_tools(tools)
+    if missing:
+        print(f"{who}: {', '.join(missing)} not found: run deploy/install-deps.sh",
+              file=sys.stderr)
+        return 2
+    block = prov.provenance(f"bench.{who.replace('-', '_')}", args_in, prov.ceph_release(),
+                            strategy)
+    try:
+        results = run(sizes[0] if args.smoke else sizes[1],
+                      DeviceSpeeds(args.hdd_iops, args.ssd_iops), progress(who))
+    except EmulationError as exc:
+        print(f"{who}: {exc}", file=sys.stderr)
+        return 2
+    results = {"provenance": block, **results}
+    write_json(args.out, results)
+    print(table(results))
+    print(f"{who}: results in {args.out} after {results['elapsed_secs']:.0f} s")
+    return 0
 
 
 def machine() -> dict[str, Any]:

@@ -37,17 +37,14 @@ from __future__ import annotations
 if __name__ == "__main__" and not __package__:
     import _script  # noqa: F401  (bench/_script.py: runs this as python3 -m bench.<name>)
 
-import argparse
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
-from bench import provenance as prov
-from bench.common import RESULTS, machine, missing_tools, progress, write_json
-from bench.emulation import DeviceSpeeds, EmulationError
+from bench.common import emulated_main, machine
+from bench.emulation import DeviceSpeeds
 from bench.sla_plan import MODULE_CONFIG, THRESHOLD
 from bench.strategy_cluster import FULL, SIZE, SMOKE, Plan, strategy_cluster
 
@@ -93,30 +90,10 @@ def table(results: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--smoke", action="store_true", help="smallest run (about 3 minutes)")
-    ap.add_argument("--out", type=Path, default=RESULTS / "strategies.json")
-    ap.add_argument("--hdd-iops", type=int, default=DeviceSpeeds.hdd_iops)
-    ap.add_argument("--ssd-iops", type=int, default=DeviceSpeeds.ssd_iops)
-    args = ap.parse_args(argv)
-    missing = missing_tools(("fio", "rados", "ceph", "osdmaptool"))
-    if missing:
-        print(f"strategy-bench: {', '.join(missing)} not found: run deploy/install-deps.sh",
-              file=sys.stderr)
-        return 2
-    block = prov.provenance("bench.strategy_bench", argv, prov.ceph_release(), "upmap+copy")
-    try:
-        results = run(SMOKE if args.smoke else FULL, DeviceSpeeds(args.hdd_iops, args.ssd_iops),
-                      progress("strategy-bench"))
-    except EmulationError as exc:
-        print(f"strategy-bench: {exc}", file=sys.stderr)
-        return 2
-    results = {"provenance": block, **results}
-    write_json(args.out, results)
-    print(table(results))
-    print(f"strategy-bench: results in {args.out} after {results['elapsed_secs']:.0f} s")
-    return 0
+    return emulated_main(argv, who="strategy-bench", doc=__doc__, out="strategies.json",
+                         tools=("fio", "rados", "ceph", "osdmaptool"), strategy="upmap+copy",
+                         smoke_help="smallest run (about 3 minutes)",
+                         run=run, sizes=(SMOKE, FULL), table=table)
 
 
 if __name__ == "__main__":

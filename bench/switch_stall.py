@@ -29,7 +29,6 @@ from __future__ import annotations
 if __name__ == "__main__" and not __package__:
     import _script  # noqa: F401  (bench/_script.py: runs this as python3 -m bench.<name>)
 
-import argparse
 import contextlib
 import signal
 import subprocess
@@ -40,17 +39,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from bench import provenance as prov
 from bench.common import (
-    RESULTS,
+    emulated_main,
     machine,
-    missing_tools,
-    progress,
     throttled_cluster,
     workdir,
-    write_json,
 )
-from bench.emulation import DeviceSpeeds, EmulationError
+from bench.emulation import DeviceSpeeds
 from bench.sla_clients import percentile
 from bench.sla_plan import MODULE_CONFIG
 from bench.strategy_figures import urgent_latencies
@@ -316,30 +311,10 @@ def table(results: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--smoke", action="store_true", help="smallest run (a few minutes)")
-    ap.add_argument("--out", type=Path, default=RESULTS / "switch-stall.json")
-    ap.add_argument("--hdd-iops", type=int, default=DeviceSpeeds.hdd_iops)
-    ap.add_argument("--ssd-iops", type=int, default=DeviceSpeeds.ssd_iops)
-    args = ap.parse_args(argv)
-    missing = missing_tools(("fio", "rados", "ceph"))
-    if missing:
-        print(f"switch-stall: {', '.join(missing)} not found: run deploy/install-deps.sh",
-              file=sys.stderr)
-        return 2
-    block = prov.provenance("bench.switch_stall", argv, prov.ceph_release(), "copy")
-    try:
-        results = run(SMOKE if args.smoke else FULL, DeviceSpeeds(args.hdd_iops, args.ssd_iops),
-                      progress("switch-stall"))
-    except EmulationError as exc:
-        print(f"switch-stall: {exc}", file=sys.stderr)
-        return 2
-    results = {"provenance": block, **results}
-    write_json(args.out, results)
-    print(table(results))
-    print(f"switch-stall: results in {args.out} after {results['elapsed_secs']:.0f} s")
-    return 0
+    return emulated_main(argv, who="switch-stall", doc=__doc__, out="switch-stall.json",
+                         tools=("fio", "rados", "ceph"), strategy="copy",
+                         smoke_help="smallest run (a few minutes)",
+                         run=run, sizes=(SMOKE, FULL), table=table)
 
 
 if __name__ == "__main__":

@@ -147,7 +147,10 @@ class Cluster:
             states = {d["name"]: d["num"] for d in s.get("pg_summary", s).get(
                 "num_pg_by_state", [])}
             total = s.get("pg_summary", s).get("num_pgs", 0)
-            return states.get("active+clean", 0) == total or False
+            if states.get("active+clean", 0) != total:
+                # raised, so a timeout reports the states last seen
+                raise AssertionError(f"{total} PGs: {states}")
+            return True
         wait_for("all PGs active+clean", clean, timeout)
 
     def enable_sla(self) -> None:

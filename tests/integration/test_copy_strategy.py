@@ -11,6 +11,7 @@ with the data.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -221,10 +222,34 @@ def test_the_rule_swap_at_the_isolated_size_moves_no_pg_and_starts_no_interval(
         cluster.ceph("sla", "mode", "auto")
 
 
-def _set_osds(cluster: Cluster, option: str, value: str) -> bool:
-    """An option in every OSD at runtime; False where the release lacks it."""
-    return cluster.ceph_raw("tell", "osd.*", "config", "set", option, value,
-                            cli=True).returncode == 0
+def _osd_values(cluster: Cluster, option: str) -> dict[int, str]:
+    """What each OSD runs with (from the daemon, not the config database)."""
+    return {o: str(cluster.json("tell", f"osd.{o}", "config", "get", option)[option])
+            for o in _classes(cluster)}
+
+
+@contextlib.contextmanager
+def _backfill_held(cluster: Cluster) -> Iterator[None]:
+    """osd_max_backfills 0 in every OSD, set and removed in the mon's config
+    database: an OSD that is down (or frozen) while it is set or removed gets
+    the value when it is back, so no OSD keeps backfill held after the test.
+    Tentacle's mClock ignores the option unless its override is on as well."""
+    held = [o for o, v in [("osd_mclock_override_recovery_settings", "true"),
+                           ("osd_max_backfills", "0")]
+            if cluster.ceph_raw("config", "set", "osd", o, v, cli=True).returncode == 0]
+    try:
+        assert "osd_max_backfills" in held, held
+        wait_for("osd_max_backfills 0 in every OSD", lambda: set(
+            _osd_values(cluster, "osd_max_backfills").values()) == {"0"}, 60)
+        yield
+    finally:
+        for option in reversed(held):
+            cluster.ceph_raw("config", "rm", "osd", option, cli=True)
+
+
+def _backfill_restored(cluster: Cluster, before: dict[int, str]) -> None:
+    wait_for(f"every OSD back at osd_max_backfills {before}", lambda: _osd_values(
+        cluster, "osd_max_backfills") == before, 120)
 
 
 def _checks(cluster: Cluster) -> dict[str, Any]:
@@ -244,42 +269,38 @@ def test_placing_the_copy_is_named_and_isolation_never_waits_for_it(copy_pool: C
     wait_for("copypool isolated", lambda: _pool(cluster)["size"] == 3, 60)
     cluster.wait_clean(300)
     _write(cluster, 8, "placing")
-    backfills = str(cluster.json("tell", "osd.0", "config", "get", "osd_max_backfills")[
-        "osd_max_backfills"])
-    override = _set_osds(cluster, "osd_mclock_override_recovery_settings", "true")
+    backfills = _osd_values(cluster, "osd_max_backfills")
     pid = None
-    try:
-        assert _set_osds(cluster, "osd_max_backfills", "0")
-        cluster.ceph("sla", "mode", "shared")
-        wait_for("copypool at size 4", lambda: _pool(cluster)["size"] == 4, 60)
-        placing = wait_for("SLA_COPY_PLACING", lambda: _checks(cluster).get(
-            "SLA_COPY_PLACING"), 90)
-        detail = " ".join(d["message"] for d in placing["detail"])
-        assert POOL in detail and "undersized by design" in detail, detail
-        checks = _checks(cluster)
-        assert "PG_DEGRADED" in checks, sorted(checks)
-        # other shared pools of the session (move) may be degraded: backfill is held
-        beyond = checks.get("SLA_SHARED_POOL_DEGRADED", {}).get("detail", [])
-        assert not [d for d in beyond if f"pool {POOL}:" in d["message"]], beyond
-        # an urgent OSD frozen and marked down as well: isolation goes ahead
-        pid = cluster.pids()[f"osd.{urgent[0]}"]
-        os.kill(pid, signal.SIGSTOP)
-        cluster.ceph("osd", "down", f"osd.{urgent[0]}")
-        cluster.ceph("sla", "mode", "isolated")
-        wait_for("copypool back at size 3 on its normal rule", lambda: _pool(cluster)["size"]
-                 == 3 and cluster.pool_rule(POOL) == "sla_isolated_normal", 30)
-        pgs = wait_for("copypool's PGs clean on their normal copies", lambda: _clean(
-            _listed(cluster)), 120)
-        assert all(not set(p["up"]) & set(urgent) for p in pgs), pgs[:3]
-        wait_for("SLA_COPY_PLACING cleared", lambda: "SLA_COPY_PLACING" not in
-                 _checks(cluster), 60)
-    finally:
-        if pid is not None:
-            os.kill(pid, signal.SIGCONT)
-        _set_osds(cluster, "osd_max_backfills", backfills)
-        if override:
-            _set_osds(cluster, "osd_mclock_override_recovery_settings", "false")
+    with _backfill_held(cluster):
+        try:
+            cluster.ceph("sla", "mode", "shared")
+            wait_for("copypool at size 4", lambda: _pool(cluster)["size"] == 4, 60)
+            placing = wait_for("SLA_COPY_PLACING", lambda: _checks(cluster).get(
+                "SLA_COPY_PLACING"), 90)
+            detail = " ".join(d["message"] for d in placing["detail"])
+            assert POOL in detail and "undersized by design" in detail, detail
+            checks = _checks(cluster)
+            assert "PG_DEGRADED" in checks, sorted(checks)
+            # other shared pools of the session (move) may be degraded: backfill is held
+            beyond = checks.get("SLA_SHARED_POOL_DEGRADED", {}).get("detail", [])
+            assert not [d for d in beyond if f"pool {POOL}:" in d["message"]], beyond
+            # an urgent OSD frozen and marked down as well: isolation goes ahead
+            pid = cluster.pids()[f"osd.{urgent[0]}"]
+            os.kill(pid, signal.SIGSTOP)
+            cluster.ceph("osd", "down", f"osd.{urgent[0]}")
+            cluster.ceph("sla", "mode", "isolated")
+            wait_for("copypool back at size 3 on its normal rule", lambda: _pool(cluster)["size"]
+                     == 3 and cluster.pool_rule(POOL) == "sla_isolated_normal", 30)
+            pgs = wait_for("copypool's PGs clean on their normal copies", lambda: _clean(
+                _listed(cluster)), 120)
+            assert all(not set(p["up"]) & set(urgent) for p in pgs), pgs[:3]
+            wait_for("SLA_COPY_PLACING cleared", lambda: "SLA_COPY_PLACING" not in
+                     _checks(cluster), 60)
+        finally:
+            if pid is not None:
+                os.kill(pid, signal.SIGCONT)
     wait_for("every OSD up", lambda: cluster.json("osd", "stat")["num_up_osds"] == 8, 120)
+    _backfill_restored(cluster, backfills)
     cluster.wait_clean(300)
 
 
@@ -359,3 +380,46 @@ def _space_reason(cluster: Cluster) -> str | None:
              for o in stats.get("osd_stats", stats)}
     raise AssertionError(f"kept {kept!r}, nearfull_ratio {ratio}, fills {fills}, "
                          f"plan {cluster.json('sla', 'plan').get('costs')}")
+
+
+def _size(cluster: Cluster, name: str) -> int:
+    return int(next(p for p in cluster.json("osd", "pool", "ls", "detail")
+                    if p["pool_name"] == name)["size"])
+
+
+def test_a_switch_to_shared_goes_a_pool_a_step(copy_pool: Cluster) -> None:
+    """max_step_pgs at one pool's PGs: the second copy pool's size is raised
+    at least step_wait_secs after the first, and status names it while it waits."""
+    cluster = copy_pool
+    second = "copypool2"
+    cluster.ceph("sla", "mode", "isolated")
+    cluster.create_pool(second, 32)
+    cluster.json("sla", "pool", "set", second, "normal", "--strategy", "copy", timeout=300)
+    cluster.wait_clean(300)
+    cluster.ceph("config", "set", "mgr", "mgr/sla/max_step_pgs", "32")
+    cluster.ceph("config", "set", "mgr", "mgr/sla/step_wait_secs", "8")
+
+    def alone() -> bool:
+        sizes = (_size(cluster, POOL), _size(cluster, second))
+        if sizes == (4, 3):
+            return True
+        status = cluster.sla_status()
+        raise AssertionError(f"sizes {sizes}, waiting {status['waiting_for_next_step']}, "
+                             f"gates {status['gates']}, holds {status['holds']}")
+    try:
+        cluster.ceph("sla", "mode", "shared")
+        wait_for(f"{second} waiting for a step", lambda: second in cluster.sla_status()[
+            "waiting_for_next_step"], 60, interval=0.25)
+        wait_for(f"{POOL} raised alone", alone, 120, interval=0.25)
+        first_at = time.monotonic()
+        wait_for(f"{second} shared", lambda: _size(cluster, second) == 4, 120)
+        assert time.monotonic() - first_at >= 6, "the second step came too soon"
+        assert "next step:" not in cluster.ceph("sla", "status")
+    finally:
+        cluster.ceph("config", "rm", "mgr", "mgr/sla/max_step_pgs")
+        cluster.ceph("config", "rm", "mgr", "mgr/sla/step_wait_secs")
+        cluster.ceph("sla", "mode", "isolated")
+        cluster.ceph_raw("sla", "pool", "rm", second, timeout=300)
+        cluster.ceph_raw("osd", "pool", "rm", second, second, "--yes-i-really-really-mean-it")
+    wait_for("copypool isolated", lambda: _pool(cluster)["size"] == 3, 60)
+    cluster.wait_clean(300)
