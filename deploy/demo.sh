@@ -12,12 +12,14 @@ bash deploy/install-deps.sh
 DIR=$(mktemp -d /tmp/ceph-sla-demo-XXXXXX)
 cleanup() {
     bench_stop
+    for pid in $CLIENT_PIDS; do kill "$pid" 2>/dev/null || true; done
     if [ "$KEEP" -eq 0 ]; then
         deploy/minicluster.sh down "$DIR" || true
         rm -rf "$DIR"
     fi
 }
 BENCH_PID=""
+CLIENT_PIDS=""
 bench_stop() {
     if [ -n "$BENCH_PID" ] && kill -0 "$BENCH_PID" 2>/dev/null; then
         kill -INT "$BENCH_PID" 2>/dev/null || true
@@ -64,8 +66,8 @@ until ceph sla status >/dev/null 2>&1; do sleep 0.5; done
 ceph sla rules apply
 ceph osd crush rule ls
 
-say "Two pools: 'urgent' (SLA clients) and 'normal' (best effort)"
-for p in urgent normal; do
+say "Pools: 'urgent' (SLA clients); 'normal' and 'logs' (best effort)"
+for p in urgent normal logs; do
     ceph osd pool create "$p" 32 32 >/dev/null
     ceph osd pool application enable "$p" rados >/dev/null
 done
@@ -76,14 +78,26 @@ ceph config set mgr mgr/sla/rate_window_secs 3
 ceph sla set-threshold 60 25
 ceph sla pool set urgent urgent
 ceph sla pool set normal normal
-rados -p normal bench 5 write -b 65536 -t 4 --no-cleanup >/dev/null
-ceph sla status
+ceph sla pool set logs normal
 
-say "No urgent client: after the dwell the normal pool shares all OSDs"
+say "Best-effort clients: 'normal' mostly reads, 'logs' only writes (20 ops/s each)"
+/usr/bin/python3 harness/paced_writer.py "$CEPH_CONF" normal 20 3600 0.95 &
+CLIENT_PIDS="$CLIENT_PIDS $!"
+/usr/bin/python3 harness/paced_writer.py "$CEPH_CONF" logs 20 3600 &
+CLIENT_PIDS="$CLIENT_PIDS $!"
+
+say "No urgent client: after the dwell, shared mode; each normal pool shares if it gains"
 wait_mode shared 120
+# the module shares 'normal' once it has seen its clients read (a copy serves reads)
+deadline=$(($(date +%s) + 180))
+until ceph osd pool get normal size | grep -q "size: 4"; do
+    [ "$(date +%s)" -lt "$deadline" ] || { echo "demo: pool 'normal' not shared in 180 s" >&2; ceph sla status >&2; exit 1; }
+    sleep 0.5
+done
 wait_clean
 ceph sla status
-echo "pool 'normal' (copy strategy): $(ceph osd pool get normal size): one more copy, on an ssd OSD"
+echo "pool 'normal' (copy strategy): $(ceph osd pool get normal size): one more copy, on an ssd OSD, serves its reads"
+echo "pool 'logs': $(ceph osd pool get logs size): kept isolated, a copy would not speed up its writes"
 
 say "What the next switch costs, per strategy"
 ceph sla plan

@@ -168,17 +168,19 @@ class Cluster:
 
 
 class PacedWriter:
-    """An urgent client writing 4 KiB objects at `ops` per second
-    (harness/paced_writer.py), stopped by its PID. Enough to cross the tests'
-    thresholds at a tenth of the CPU `rados bench` spends."""
+    """A client writing 4 KiB objects at `ops` per second, `reads` of them
+    reads (harness/paced_writer.py), stopped by its PID. Enough to cross the
+    tests' thresholds at a tenth of the CPU `rados bench` spends."""
 
     SCRIPT = Path(__file__).resolve().with_name("paced_writer.py")
 
-    def __init__(self, cluster: Cluster, pool: str, secs: int = 120, ops: int = 200) -> None:
+    def __init__(self, cluster: Cluster, pool: str, secs: int = 120, ops: int = 200,
+                 reads: float = 0.0) -> None:
         self.cluster, self.pool = cluster, pool
         self.proc = subprocess.Popen(
             cluster.tool("/usr/bin/python3", str(self.SCRIPT), cluster.conf, pool, str(ops),
-                         str(secs)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                         str(secs), str(reads)),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.started = time.monotonic()
 
     def stop(self) -> None:
@@ -229,15 +231,22 @@ def wait_mode(cluster: Cluster, want: str, timeout: float) -> dict:
                     timeout, interval=0.25)
 
 
-def placed(cluster: Cluster, pool: str = "normal") -> dict | None:
-    """Status once `pool` shares and the module's upmap entries are all in place."""
+def placed(cluster: Cluster, pool: str = "normal") -> dict:
+    """Status once `pool` shares and the module's upmap entries are all in
+    place; until then it raises with what holds it (wait_for reports that)."""
     status = cluster.sla_status()
     entry = next(p for p in status["pools"] if p["name"] == pool)
     up = entry.get("upmaps") or {}
     ok = (status["mode"] == "shared" and entry["rule"] == "sla_shared"
           and up.get("placement") == "shared" and up.get("pending") == 0
           and (up.get("urgent_replica_share") or 0) > 0)
-    return status if ok else None
+    if not ok:
+        raise AssertionError(
+            f"mode {status['mode']} (pinned {status.get('pinned')}), gates "
+            f"{[g.get('name') for g in status.get('gates') or []]}, holds "
+            f"{[g.get('name') for g in status.get('holds') or []]}, {pool}: rule "
+            f"{entry['rule']}, upmaps {up}, kept {entry.get('kept_isolated')!r}")
+    return status
 
 
 def scrape(port: int) -> str | None:

@@ -35,6 +35,14 @@ def per_pool(metric: str) -> str:
     return f"max by (pool_id) ({sel(metric)}) * on (pool_id) group_left (name, role) {POOL_ROLE}"
 
 
+# a normal pool's gain of sharing: measured where the module has measured it,
+# the model's always (one query: the measured series exist only once measured)
+GAIN_BY_SOURCE = (
+    "(" + " or ".join(
+        f'label_replace(max by (pool_id) ({sel("ceph_sla_pool_gain_" + source)}), '
+        f'"source", "{source}", "", "")' for source in ("measured", "model"))
+    + f") * on (pool_id) group_left (name, role) {POOL_ROLE}")
+
 MODE_MAPPINGS = [
     {
         "options": {
@@ -105,6 +113,7 @@ def panels() -> list[Panel]:
         + _gate_and_mode_timelines()
         + _iops_and_misplaced()
         + _pool_rules_and_placement()
+        + _gain()
         + _urgent_osds_and_ticks()
     )
 
@@ -314,6 +323,20 @@ def _pool_rules_and_placement() -> list[Panel]:
             12, 8,
             "The module's pg_upmap_items entries still to set or remove; placed in "
             "batches every tick, held while the cluster is unhealthy.",
+        ),
+    ]
+
+
+def _gain() -> list[Panel]:
+    """What sharing brings each normal pool."""
+    return [
+        Panel(
+            "Gain of sharing per normal pool", "timeseries",
+            [Target(GAIN_BY_SOURCE, "{{name}} {{source}}")],
+            12, 8,
+            "Shared over isolated client service of each normal pool: measured by the "
+            "module (latency per op at matched loads while urgent clients were quiet) and "
+            "as its strategy's model expects. A pool under min_gain (1.05) stays isolated.",
         ),
     ]
 

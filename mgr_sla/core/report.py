@@ -85,6 +85,19 @@ def _when(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts))
 
 
+def gain_line(gain: dict[str, Any]) -> str:
+    """A normal pool's gain of sharing, as status and plan say it."""
+    model = gain.get("model")
+    out = f"model {model:.2f}x" if model is not None else "model -"
+    if gain.get("measured") is not None:
+        out += f", measured {gain['measured']:.2f}x ({gain['measured_basis']})"
+    else:
+        out += ", not measured yet"
+    if gain.get("expected") is not None:
+        out += f"; decided on {gain['expected']:.2f}x ({gain['source']})"
+    return out
+
+
 def render_holds(status: dict[str, Any]) -> list[str]:
     """What keeps the mode, or the end of a switch, where it is."""
     lines = []
@@ -93,6 +106,8 @@ def render_holds(status: dict[str, Any]) -> list[str]:
     for pool in status.get("pools") or []:
         if pool.get("kept_isolated"):
             lines.append(f"isolated:    {pool['name']}: {pool['kept_isolated']}")
+        if (pool.get("gain") or {}).get("measured") is not None:
+            lines.append(f"gain:        {pool['name']}: {gain_line(pool['gain'])}")
     if status.get("stats_period_secs") and status["stats_period_secs"] > 5:
         lines.append(f"stats:       mgr_stats_period {status['stats_period_secs']:g} s: the "
                      "module sees urgent load up to that late")

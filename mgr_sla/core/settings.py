@@ -51,6 +51,10 @@ class Settings:
     metrics_port: int = 9284
     max_isolation_secs: float = 60.0
     default_strategy: str = "auto"
+    # a normal pool is shared only when it is expected to gain at least this
+    # (its measured gain once known, the strategy's model until then)
+    min_gain: float = 1.05
+    gain_retry_secs: float = 7 * 86400.0
 
     @classmethod
     def read(cls, get: Callable[[str], Any]) -> Settings:
@@ -165,4 +169,14 @@ SETTINGS_SPECS = (
                "strategy of 'ceph sla pool set POOL normal' without --strategy: copy (size "
                "toggle), move (pg_upmap_items), or auto (copy when the urgent region has room "
                "for a whole copy under nearfull_ratio, else move)"),
+    OptionSpec("min_gain", "float",
+               "a normal pool is shared only when it is expected to serve its clients at least "
+               "this many times faster shared than isolated: its gain measured by the module "
+               "once known, the strategy's model until then ('ceph sla plan'); a pinned "
+               "'ceph sla mode shared' shares whatever the gain; 0: every pool", min=0),
+    OptionSpec("gain_retry_secs", "secs",
+               "a measured gain counts this long after its last shared period (a pool kept "
+               "isolated for a low gain is tried again on the model after it), and only while "
+               "the pool's read/write mix stays within 20 points of the one it was measured at",
+               min=60),
 )

@@ -23,6 +23,7 @@ class PoolFacts:
     misplaced_ratio: float | None = None
     upmaps: dict[str, Any] | None = None  # the move strategy's entries, if any
     kept_isolated: str | None = None  # why the cost model keeps it isolated
+    gain: dict[str, Any] | None = None  # normal pools: model, measured, decided on
     latency: dict[str, Any] | None = None  # urgent pools
 
 
@@ -63,6 +64,7 @@ def _pools(facts: StatusFacts) -> list[dict[str, Any]]:
             "misplaced_ratio": figures.misplaced_ratio,
             "upmaps": figures.upmaps,
             "kept_isolated": figures.kept_isolated,
+            "gain": figures.gain,
             "latency": figures.latency,
         })
     return out

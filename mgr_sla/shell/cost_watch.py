@@ -15,6 +15,7 @@ from ..core.gates import projected_urgent_fill
 from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
 from ..core.mon_projection import PoolPgs, SizeRaise, size_refusals
+from ..core.report import gain_line
 from ..core.settings import Settings
 from ..core.sharing import SharingProgress, sharing_health
 from ..core.space import (
@@ -38,6 +39,7 @@ from ..core.switch_cost import (
 )
 from ..core.upmap.pg_plan import target_urgent_share
 from ..placement.registry import MODELS, target
+from .gain_watch import GainWatch
 from .mgr_port import MgrPort
 from .slot_watch import SlotWatch
 
@@ -56,11 +58,13 @@ class CostWatch:
         self.costs: dict[int, PoolCost] = {}
         self.urgent_fill_after: float | None = None
         self.keep_isolated: dict[int, str] = {}  # pool id -> why
-        self._shared: set[int] = set()
+        self._shared: set[int] = set()  # off their isolated placement: data on urgent OSDs
+        self._on_shared: set[int] = set()  # on their shared rule and size
         self._capacity: Capacity | None = None
         self._maps: MapSnapshot | None = None
         self.slots = SlotWatch(mgr, health)
-        self._seen: tuple[str | None, int | None] = (None, None)
+        self.gains = GainWatch()
+        self._seen: tuple[Any, ...] = ()
         self._space_kept: dict[int, str] = {}  # pool id -> why, this shared period
         self._space_period = 0.0  # when that shared period began (mode_since)
         self._degraded_beyond: frozenset[str] = frozenset()  # shared pools missing more
@@ -73,11 +77,16 @@ class CostWatch:
         """Recompute on a new epoch or every SLOW_READ_SECS (df and the OSD
         fill change slowly; a quiet tick reads nothing)."""
         # OSDs withholding PGs, a new PG limit: acted on at the tick they show
-        withheld, limit = self.slots.withheld(), self.slots.limit()
+        # (and a pin of the mode: a pinned shared mode shares whatever the gain;
+        # and the managed pools: one managed since is judged before it moves)
+        seen = (self.slots.withheld(), self.slots.limit(), state.pinned,
+                tuple(sorted((p, r.role.value, r.strategy.value)
+                             for p, r in state.roles.items())))
         if maps.view.epoch == self._epoch and now - self._at < SLOW_READ_SECS \
-                and (withheld, limit) == self._seen and not self.slots.mappings.news():
+                and seen == self._seen and not self.slots.mappings.news():
             return
-        self._at, self._epoch, self._seen = now, maps.view.epoch, (withheld, limit)
+        self._at, self._epoch, self._seen = now, maps.view.epoch, seen
+        withheld, limit = seen[0], seen[1]
         osd_stats = (self._get("osd_stats") or {}).get("osd_stats", [])
         summary = self._get("pg_summary") or {}
         pools, cap, urgent_space = self._inputs(state, maps, osd_stats)
@@ -89,9 +98,13 @@ class CostWatch:
         self.keep_isolated = {pid: why for pid, c in self.costs.items()
                               if (why := too_slow_to_isolate(c, settings.max_isolation_secs))}
         slots = self.slots.refresh(pools, maps, osd_stats, withheld, limit)
+        self._on_shared = self._on_shared_target(state, maps)
+        gains = self.gains.refresh(now, self.costs, self._on_shared, self._read_fraction,
+                                   settings, state.history, state.pinned, cap)
         used, size, weights = self._urgent_space = urgent_space
-        for kept in (self._refused(state, maps), slots,
-                     self._mon_refusals(state, maps, limit, set(self.keep_isolated) | set(slots)),
+        kept_before = set(self.keep_isolated) | set(slots) | set(gains)
+        for kept in (self._refused(state, maps), slots, gains,
+                     self._mon_refusals(state, maps, limit, kept_before),
                      self._space_faults(state, used, size, maps, summary)):
             for pid, why in kept.items():
                 self.keep_isolated[pid] = "; ".join(
@@ -249,6 +262,32 @@ class CostWatch:
                        sum(kib(normal, "kb").values()), maps.backfillfull_ratio, drain, basis)
         return pools, cap, (used, size, weights)
 
+    def gain_view(self, pid: int) -> dict[str, Any] | None:
+        """The pool's gain of sharing: its strategy's model, what the module
+        measured, and the one it decides on."""
+        cost = self.costs.get(pid)
+        if cost is None:
+            return None
+        return self.gains.view(pid, cost.cost(Strategy(cost.strategy)).expected_gain)
+
+    @property
+    def shared_pools(self) -> frozenset[int]:
+        """The normal pools on their shared rule and size at the last refresh
+        (a pool not yet on its isolated rule, just managed, is not one)."""
+        return frozenset(self._on_shared)
+
+    @staticmethod
+    def _on_shared_target(state: ModuleState, maps: MapSnapshot) -> set[int]:
+        out = set()
+        for pool_id, role in state.roles.items():
+            info = maps.view.pools.get(pool_id)
+            goal = target(role, Mode.SHARED)
+            if info is not None and role.role is Role.NORMAL \
+                    and maps.view.rule_name(info.rule_id) == goal.rule \
+                    and goal.size in (None, info.size):
+                out.add(pool_id)
+        return out
+
     def bytes_on_urgent(self) -> float:
         """What the pools in shared placement have on urgent OSDs now (what
         isolating them drains)."""
@@ -314,6 +353,9 @@ class CostWatch:
                              f"(nearfull_ratio {self._maps.nearfull_ratio:.0%})")
             if self.keep_isolated.get(pid):
                 lines.append(f"  kept isolated: {self.keep_isolated[pid]}")
+            gain = self.gain_view(pid)
+            if gain is not None:
+                lines.append(f"  gain: {gain_line(gain)}")
             lines.append(f"  {cost.reason}; reads {cost.read_fraction:.0%} "
                          f"({cost.read_fraction_basis})")
         return "\n".join(lines) + "\n(* the pool's strategy; GiB; isolation: expected time "\
@@ -325,6 +367,7 @@ class CostWatch:
         for pid, cost in sorted(self.costs.items()):
             entry = cost.to_dict()
             entry["kept_isolated"] = self.keep_isolated.get(pid)
+            entry["gain"] = self.gain_view(pid)
             slots = self.slots.verdict
             worst = slots.worst_if_shared.get(pid) if slots is not None else None
             mapped = self.slots.mapped.get(pid)

@@ -125,6 +125,20 @@ METRICS: tuple[MetricSpec, ...] = (
         "PGs of the pool that should carry one of the module's pg_upmap_items entries",
     ),
     MetricSpec(
+        "ceph_sla_pool_gain_model", "gauge", _POOL,
+        "A normal pool's gain of sharing as its strategy's model expects it (shared over "
+        "isolated client service)",
+    ),
+    MetricSpec(
+        "ceph_sla_pool_gain_measured", "gauge", _POOL,
+        "A normal pool's gain of sharing as the module measured it (isolated over shared "
+        "latency per op at matched loads; absent until measured)",
+    ),
+    MetricSpec(
+        "ceph_sla_pool_gain_expected", "gauge", _POOL,
+        "The gain the module decides a normal pool's sharing on (against min_gain)",
+    ),
+    MetricSpec(
         "ceph_sla_slo_latency_seconds", "gauge", (),
         "The urgent pools' latency objective (absent while off)",
     ),
@@ -283,9 +297,9 @@ def collect_families(snapshot: Snapshot) -> list[Metric]:
         _gauge("ceph_sla_pgs_without_normal_replica", snapshot.get("pgs_without_normal_replica")),
         _gauge("ceph_sla_weight_set_repairs", repairs_count),
         _histogram("ceph_sla_tick_seconds", snapshot.get("tick_seconds")),
-        *per_pool[:7],
+        *per_pool[:10],
         _gauge("ceph_sla_slo_latency_seconds", _slo_seconds(snapshot.get("slo"))),
-        *per_pool[7:],
+        *per_pool[10:],
     ]
 
 
@@ -306,7 +320,8 @@ def _switch_counters(snapshot: Snapshot) -> list[Metric]:
 
 def _pool_families(pools: list[Mapping[str, Any]]) -> list[Metric]:
     """Per pool, in METRICS order: role, rule, misplaced, IOPS, the three
-    upmap families, then urgent latency and SLO violation seconds."""
+    upmap families, the three gain families, then urgent latency and SLO
+    violation seconds."""
     role = _labelled_gauge("ceph_sla_pool_role")
     rule = _labelled_gauge("ceph_sla_pool_rule")
     plain = [_labelled_gauge(n) for n in ("ceph_sla_pool_misplaced_ratio",
@@ -314,6 +329,8 @@ def _pool_families(pools: list[Mapping[str, Any]]) -> list[Metric]:
     upmap = [_labelled_gauge(n) for n in ("ceph_sla_pool_urgent_replica_share",
                                           "ceph_sla_pool_upmap_pending",
                                           "ceph_sla_pool_pgs_with_upmaps")]
+    gain = [_labelled_gauge(f"ceph_sla_pool_gain_{k}") for k in ("model", "measured",
+                                                                 "expected")]
     latency = _quantiles("ceph_sla_urgent_latency_seconds")
     violations = _counter("ceph_sla_slo_violation_seconds_total", _POOL)
     for pool in pools:
@@ -330,10 +347,14 @@ def _pool_families(pools: list[Mapping[str, Any]]) -> list[Metric]:
         if isinstance(upmaps, Mapping):
             _add_numbers(upmap, pool_id, (upmaps.get("urgent_replica_share"),
                                           upmaps.get("pending"), upmaps.get("pgs_with_upmaps")))
+        gains = pool.get("gain")
+        if isinstance(gains, Mapping):
+            _add_numbers(gain, pool_id, (gains.get("model"), gains.get("measured"),
+                                         gains.get("expected")))
         lat = pool.get("latency")
         if isinstance(lat, Mapping):
             _add_latency(latency, violations, pool_id, lat)
-    return [role, rule, *plain, *upmap, latency, violations]
+    return [role, rule, *plain, *upmap, *gain, latency, violations]
 
 
 def _add_numbers(families: list[GaugeMetricFamily], pool_id: str, values: tuple[Any, ...]

@@ -35,6 +35,7 @@ def gather(base: StatusFacts, parts: StatusParts) -> StatusFacts:
         misplaced_ratio=parts.tracker.misplaced(pool_id),
         upmaps=parts.placer.status(pool_id),
         kept_isolated=parts.costs.keep_isolated.get(pool_id),
+        gain=parts.costs.gain_view(pool_id) if role.role is Role.NORMAL else None,
         latency=(parts.activity.pool_latency(pool_id, slo)
                  if role.role is Role.URGENT else None))
         for pool_id, role in state.roles.items() if pool_id in base.view.pools}

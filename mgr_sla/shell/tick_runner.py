@@ -133,13 +133,17 @@ class TickRunner:
         managed = frozenset(seen.roles)
         urgent = sorted(p for p, r in seen.roles.items() if r.role is Role.URGENT)
         settings = seen.settings
-        if seen.periods is not None:
-            self._activity.measure(seen.now, seen.periods, managed, urgent, settings.slo(),
-                                   settings.rate_window_secs, settings.slo_window_secs)
-        else:
+        if seen.periods is None:
             self._activity.measure_df(seen.now, seen.df or {}, managed, seen.summary,
                                       settings.rate_window_secs)
+            self.urgent_iops = self._activity.total_rate(urgent)
+            return
+        self._activity.measure(seen.now, seen.periods, managed, urgent, settings.slo(),
+                               settings.rate_window_secs, settings.slo_window_secs)
         self.urgent_iops = self._activity.total_rate(urgent)
+        # latency per op (the perf query only): the gain of sharing each normal pool
+        self._costs.gains.fold(seen.now, seen.periods, seen.roles, self._costs.shared_pools,
+                               self.urgent_iops, settings)
 
     # ---- plan ----------------------------------------------------------------
     def _plan_step(self, seen: Measured) -> tuple[TickPlan | None, str | None]:
@@ -237,7 +241,7 @@ class TickRunner:
         self._placer.cancel_sends()
         osdmap = self._mgr.get_osdmap()
         before: dict[str, list[int]] = {}
-        for pool_id in self._normal_pools(state):
+        for pool_id in state.pools(role=Role.NORMAL):
             before.update(osdmap.map_pool_pgs_up(pool_id))
         self._tracker.start(record, before)
 
@@ -293,7 +297,7 @@ class TickRunner:
         self._mgr.set_health_checks(self.health_checks())
 
     def _track(self, state: ModuleState, maps: MapSnapshot, now: float) -> None:
-        normal = self._normal_pools(state)
+        normal = state.pools(role=Role.NORMAL)
         osdmap = self._mgr.get_osdmap()
 
         def after_up() -> dict[str, list[int]]:
@@ -383,10 +387,6 @@ class TickRunner:
         for pool_id in [p for p in state.roles if p not in maps.view.pools]:
             self._mgr.log.info("sla: pool %d no longer exists; forgetting its role", pool_id)
             del state.roles[pool_id]
-
-    @staticmethod
-    def _normal_pools(state: ModuleState) -> list[int]:
-        return state.pools(role=Role.NORMAL)
 
     def health_checks(self) -> dict[str, Any]:
         checks = self._health.snapshot()

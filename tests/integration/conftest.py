@@ -56,7 +56,9 @@ def sla_pools(cluster: Cluster) -> Cluster:
     cluster.create_pool("urgent", 32)
     cluster.create_pool("normal", 32)
     for name, value in [("interval_secs", 1), ("min_dwell_secs", DWELL),
-                        ("rate_window_secs", 3), ("max_misplaced_ratio", 0.05)]:
+                        ("rate_window_secs", 3), ("max_misplaced_ratio", 0.05),
+                        # pools without clients share: test_gain.py tests min_gain
+                        ("min_gain", 0)]:
         cluster.ceph("config", "set", "mgr", f"mgr/sla/{name}", str(value))
     cluster.ceph("sla", "set-threshold", str(HIGH), str(LOW))
     cluster.ceph("sla", "pool", "set", "urgent", "urgent", timeout=120)

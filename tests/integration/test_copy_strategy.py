@@ -416,8 +416,9 @@ def test_a_switch_to_shared_goes_a_pool_a_step(copy_pool: Cluster) -> None:
         assert time.monotonic() - first_at >= 6, "the second step came too soon"
         assert "next step:" not in cluster.ceph("sla", "status")
     finally:
-        cluster.ceph("config", "rm", "mgr", "mgr/sla/max_step_pgs")
-        cluster.ceph("config", "rm", "mgr", "mgr/sla/step_wait_secs")
+        # the defaults, set: Pacific's mgr keeps a removed module option's last value
+        cluster.ceph("config", "set", "mgr", "mgr/sla/max_step_pgs", "512")
+        cluster.ceph("config", "set", "mgr", "mgr/sla/step_wait_secs", "5")
         cluster.ceph("sla", "mode", "isolated")
         cluster.ceph_raw("sla", "pool", "rm", second, timeout=300)
         cluster.ceph_raw("osd", "pool", "rm", second, second, "--yes-i-really-really-mean-it")

@@ -135,7 +135,9 @@ def test_upmap_that_breaks_inclusion_is_repaired(cluster: Cluster, sla: Objects)
     balancer_was_on = cluster.json("balancer", "status")["active"]
     cluster.ceph("balancer", "off")
     try:
-        pgid, hdd, ssd = _inclusion_breaking_upmap(cluster)
+        # the PG stats' up sets lag the map the module placed on by a report
+        pgid, hdd, ssd = wait_for("a PG with one hdd replica in the PG stats",
+                                  lambda: _inclusion_breaking_upmap(cluster), 60)
         ours = next((e for e in cluster.json("osd", "dump")["pg_upmap_items"]
                      if e["pgid"] == pgid), None)
         assert ours is not None, f"pg {pgid} has no sla entry"

@@ -198,7 +198,8 @@ def test_a_size_raise_the_mon_would_refuse_is_never_sent(sla_pools: Cluster) -> 
         assert _pool_named(cluster, MON_POOL)["size"] == 3
     finally:
         _set_mon_limit(cluster, str(original))
-        cluster.ceph_raw("config", "rm", "mgr", "mgr/sla/dry_run")
+        # set, not removed: Pacific's mgr keeps a removed module option's last value
+        cluster.ceph_raw("config", "set", "mgr", "mgr/sla/dry_run", "false")
         cluster.ceph_raw("sla", "mode", "auto")
         cluster.ceph_raw("sla", "pool", "rm", MON_POOL, timeout=300)
         cluster.ceph_raw("osd", "pool", "rm", MON_POOL, MON_POOL, "--yes-i-really-really-mean-it")

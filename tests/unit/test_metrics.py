@@ -70,6 +70,8 @@ def sample_snapshot() -> dict[str, Any]:
                     "pending": 3,
                     "urgent_replica_share": 0.125,
                 },
+                "gain": {"model": 1.85, "measured": 1.42, "measured_basis": "...",
+                         "expected": 1.42, "source": "measured"},
             },
             {
                 "pool_id": 1,

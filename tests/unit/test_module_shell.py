@@ -23,8 +23,9 @@ def cluster() -> FakeCluster:
 
 
 def managed(cluster: FakeCluster, store: dict[str, str], **options: Any) -> Any:
+    # min_gain 0: the fake's pools have no client ops; the gain's own tests set it
     m = make_module(cluster, store, {"min_dwell_secs": 0, "sustain_secs": 0,
-                                     "step_wait_secs": 0, **options})
+                                     "step_wait_secs": 0, "min_gain": 0, **options})
     m._rules.replace_check(lambda opts: None)  # crushtool/osdmaptool: the integration tests'
     assert m.cmd_pool_set("fast", role=_role("urgent")).retval == 0
     assert m.cmd_pool_set("bulk", role=_role("normal"), strategy=_strategy("move")).retval == 0
@@ -451,6 +452,38 @@ def test_the_basis_names_the_osds_whose_bench_was_measured(cluster: FakeCluster)
     assert m.cmd_advise(calibrate=True).retval == 0
     advice = json.loads(m.cmd_advise(format=_fmt("json")).stdout)
     assert "osd bench 4 KiB on osd.2, median" in advice["normal_client_capacity_basis"]
+
+
+def test_a_pool_that_would_not_gain_stays_isolated_unless_shared_mode_is_pinned(
+        cluster: FakeCluster) -> None:
+    """min_gain at its default: a copy pool with no client ops measured is
+    expected to gain 1.03x (the model at 50% reads), so managed in shared
+    mode it goes to its isolated placement and says why, in status and plan;
+    a pinned shared mode shares it (the operator asked), and auto again
+    leaves the shared pool as it is for the period."""
+    cluster.add_pool(3, "copied", "replicated_rule")
+    m = managed(cluster, {}, min_gain=1.05)
+    from mgr_sla.shell.commands_io import ModeArg  # the fake mgr_module is in place now
+    ticks(m, 4)
+    assert json.loads(m.cmd_status(format=_fmt("json")).stdout)["mode"] == "shared"
+    # managed while shared: from its old rule straight to its place in shared mode,
+    # unless kept isolated (its old rule is not a shared placement)
+    assert m.cmd_pool_set("copied", role=_role("normal"), strategy=_strategy("copy")).retval == 0
+    ticks(m, 4)
+    assert cluster.rule_of(3) == "sla_isolated_normal" and cluster.pools[3]["size"] == 3
+    status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
+    copied = next(p for p in status["pools"] if p["name"] == "copied")
+    assert "under min_gain 1.05x" in copied["kept_isolated"], copied
+    assert copied["gain"]["source"] == "model" and copied["gain"]["measured"] is None
+    assert abs(copied["gain"]["expected"] - 1.033) < 0.01, copied["gain"]
+    plan = m.cmd_plan(format=_fmt("plain")).stdout
+    assert "gain: model 1.03x, not measured yet" in plan, plan
+    assert m.cmd_mode(ModeArg.SHARED).retval == 0
+    ticks(m, 4)
+    assert cluster.rule_of(3) == "sla_copy_3" and cluster.pools[3]["size"] == 4
+    assert m.cmd_mode(ModeArg.AUTO).retval == 0
+    ticks(m, 4)
+    assert cluster.rule_of(3) == "sla_copy_3" and cluster.pools[3]["size"] == 4
 
 
 def test_a_copy_pool_shares_by_size_and_isolates_by_size(cluster: FakeCluster) -> None:
