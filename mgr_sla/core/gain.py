@@ -240,7 +240,10 @@ def usual_quiet_secs(periods: Sequence[tuple[float, float]], now: float,
 
 def not_worth_sharing(expected: ExpectedGain, min_gain: float, place_secs: float,
                       usual_quiet: tuple[float, str] | None) -> str | None:
-    """Why a pool is kept isolated for what sharing would bring, if so."""
+    """Why a pool is kept isolated for what sharing would bring, if so
+    (min_gain 0: every pool is shared, whatever its gain or placing time)."""
+    if min_gain <= 0:
+        return None
     if expected.gain < min_gain:
         return (f"expected gain {expected.gain:.2f}x ({expected.source}: {expected.basis}) "
                 f"under min_gain {min_gain:g}x")

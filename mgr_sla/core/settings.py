@@ -173,7 +173,8 @@ SETTINGS_SPECS = (
                "a normal pool is shared only when it is expected to serve its clients at least "
                "this many times faster shared than isolated: its gain measured by the module "
                "once known, the strategy's model until then ('ceph sla plan'); a pinned "
-               "'ceph sla mode shared' shares whatever the gain; 0: every pool", min=0),
+               "'ceph sla mode shared' shares whatever the gain; 0: every pool, whatever its gain "
+               "or the time placing it takes", min=0),
     OptionSpec("gain_retry_secs", "secs",
                "a measured gain counts this long after its last shared period (a pool kept "
                "isolated for a low gain is tried again on the model after it), and only while "

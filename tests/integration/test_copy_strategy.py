@@ -94,7 +94,7 @@ def _shared_and_placed(cluster: Cluster, pool_id: int, urgent: set[int]) -> None
     """Shared mode, the pool at size 4, backfill done, every PG acting on
     one urgent OSD and the three normal ones."""
     wait_mode(cluster, "shared", DWELL + 120)
-    wait_for("copypool at size 4", lambda: _pool(cluster)["size"] == 4, 60)
+    wait_for("copypool at size 4", lambda: _shared_or_why(cluster), 60)
     sized = _isolated_by_the_map(cluster, pool_id, 3, urgent)[0]
     cluster.wait_clean(300)
 

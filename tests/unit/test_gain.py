@@ -118,6 +118,7 @@ def test_a_pool_under_min_gain_or_slower_to_place_than_the_quiet_lasts_is_not_sh
     assert not_worth_sharing(ok, 1.05, 10, (3600.0, "median of 3")) is None
     slow = not_worth_sharing(ok, 1.05, 7200, (3600.0, "median of 3 shared periods"))
     assert slow is not None and "longer than the usual quiet period" in slow
+    assert not_worth_sharing(ok, 0, 7200, (3600.0, "median of 3")) is None  # 0: every pool
 
 
 def test_quiet_periods_come_from_the_switches_and_the_usual_one_from_this_hour() -> None:
