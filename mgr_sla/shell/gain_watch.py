@@ -12,6 +12,7 @@ from ..core.decision import Mode, ThresholdError
 from ..core.gain import (
     ExpectedGain,
     GainLedger,
+    MeasuredGain,
     expected_gain,
     not_worth_sharing,
     quiet_periods,
@@ -26,6 +27,7 @@ class GainWatch:
     def __init__(self) -> None:
         self.ledger = GainLedger()
         self.expected: dict[int, ExpectedGain] = {}
+        self.measured: dict[int, MeasuredGain] = {}  # as of the last refresh
         self.kept: dict[int, str] = {}
 
     def fold(self, now: float, periods: Mapping[int, PoolPeriod],
@@ -51,10 +53,11 @@ class GainWatch:
         mode shares whatever the gain: the operator asked for it."""
         usual = usual_quiet_secs(quiet_periods(history), now)
         self.expected, self.kept = {}, {}
+        self.measured = {pid: m for pid in costs if (m := self.ledger.measured(pid))}
         for pid, cost in costs.items():
             mine = cost.cost(Strategy(cost.strategy))
             exp = expected_gain(mine.expected_gain, cost.strategy, read_fraction(pid),
-                                self.ledger.measured(pid), now, settings.gain_retry_secs)
+                                self.measured.get(pid), now, settings.gain_retry_secs)
             self.expected[pid] = exp
             if pid in shared or pinned is Mode.SHARED:
                 continue
@@ -66,8 +69,9 @@ class GainWatch:
 
     def view(self, pid: int, model: float | None) -> dict[str, Any]:
         """For status, plan and metrics: the model's gain, the measured one
-        and its basis, and the one the module decides on."""
-        measured = self.ledger.measured(pid)
+        and its basis, and the one the module decides on (all as of the last
+        cost refresh, so they agree)."""
+        measured = self.measured.get(pid)
         exp = self.expected.get(pid)
         return {"model": model,
                 "measured": measured.gain if measured else None,
