@@ -14,9 +14,11 @@ import json
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -154,15 +156,34 @@ def workdir(prefix: str) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
+def terminated_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a test run stopped, `timeout`) raises KeyboardInterrupt in the
+    main thread while the block runs, so the `finally` blocks that stop
+    daemons run; Python's default for SIGTERM ends the process without them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+    before = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+@contextlib.contextmanager
 def mini_cluster(path: Path, **up: Any) -> Iterator[Cluster]:
     """A mini cluster in `path` (Cluster.up's keywords), stopped by its PIDs when
-    the block ends, however it ends."""
-    cluster = Cluster.up(path, **up)
-    try:
-        yield cluster
-    finally:
-        if (path / "pids").exists():
-            cluster.down()
+    the block ends, however it ends (SIGTERM included)."""
+    with terminated_as_interrupt():
+        cluster = Cluster.up(path, **up)
+        try:
+            yield cluster
+        finally:
+            if (path / "pids").exists():
+                cluster.down()
 
 
 @contextlib.contextmanager

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import provenance
-from bench.common import RESULTS, workdir, write_json
+from bench.common import RESULTS, terminated_as_interrupt, workdir, write_json
 from harness.cephcluster import Cluster
 
 
@@ -63,14 +63,15 @@ def measure(path: Path, osds: int, objectstore: str, release: str, keep: bool
     """Start the cluster in `path` and measure it; stopped unless `keep`
     (and in any case if the measurement fails)."""
     started = time.monotonic()
-    cluster = Cluster.up(path, osds=osds, objectstore=objectstore, release=release)
-    try:
-        up_secs = time.monotonic() - started
-        rss = daemons_rss_mib(cluster.pids())
-        ceph = provenance.ceph_release(cluster.tool("ceph", "--version"))
-    except BaseException:
-        cluster.down()
-        raise
+    with terminated_as_interrupt():
+        cluster = Cluster.up(path, osds=osds, objectstore=objectstore, release=release)
+        try:
+            up_secs = time.monotonic() - started
+            rss = daemons_rss_mib(cluster.pids())
+            ceph = provenance.ceph_release(cluster.tool("ceph", "--version"))
+        except BaseException:
+            cluster.down()
+            raise
     if not keep:
         cluster.down()
     return {"osds": osds, "objectstore": objectstore, "up_secs": round(up_secs, 1),

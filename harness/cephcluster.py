@@ -72,9 +72,10 @@ class Cluster:
                             *(["--extra-conf", str(extra_conf)] if extra_conf else []),
                             *(["--db-class", db_class] if db_class else [])],
                            check=True, timeout=900)  # a release root's first build included
-        except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired, KeyboardInterrupt):
             # `up` stops what it started when it fails, unless the script itself
-            # breaks half way: stop whatever it recorded, by PID
+            # breaks half way or the run is stopped (Ctrl-C, SIGTERM as an
+            # interrupt): stop whatever it recorded, by PID
             if (path / "pids").exists():
                 subprocess.run([str(MINICLUSTER), "down", str(path)], timeout=120,
                                check=False)

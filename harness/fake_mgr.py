@@ -123,6 +123,8 @@ class FakeCluster:
         self.raw: dict[str, list[int]] = {}
         self.upmaps: dict[str, list[tuple[int, int]]] = {}
         self.ops: dict[int, int] = {}
+        self.reads: dict[int, int] = {}  # of those ops, reads (the perf query's only)
+        self.reads_seen: dict[int, int] = {}
         self.commands: list[dict[str, Any]] = []
         self.pg_states = [{"state_name": "active+clean", "count": 0}]
         self.weight_sets: set[int] = set()
@@ -164,16 +166,20 @@ class FakeCluster:
         return len(self.perf_queries)
 
     def perf_counters(self, query_id: int) -> dict[str, Any] | None:
-        """Ops per pool since the previous read (writes only, 1 ms each)."""
+        """Ops per pool since the previous read, 1 ms each (`reads` of them reads)."""
         if query_id not in self.perf_queries:
             return None
         out = []
         for pool, ops in self.ops.items():
             delta = ops - self.perf_seen.get(pool, 0)
             self.perf_seen[pool] = ops
+            reads = min(delta, self.reads.get(pool, 0) - self.reads_seen.get(pool, 0))
+            self.reads_seen[pool] = self.reads.get(pool, 0)
+            writes = delta - reads
             if delta:
                 out.append({"k": [[str(pool)]],
-                            "c": [[delta, 0], [0, 0], [delta * 1_000_000, delta], [0, 0]]})
+                            "c": [[writes, 0], [reads, 0], [writes * 1_000_000, writes],
+                                  [reads * 1_000_000, reads]]})
         return {"counters": out}
 
     def urgent_pools(self) -> set[int]:

@@ -257,17 +257,23 @@ class Module(MgrModule):
                      strategy: Optional[Strategy] = None,
                      format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
         """Manage a pool as urgent (placement isolated|hybrid) or normal (strategy copy|move)"""
+        self._pools.view_with(pool)  # a pool created a moment ago: the mgr sees it first
+        auto = strategy is None and role is Role.NORMAL \
+            and self._settings.default_strategy not in {kind.value for kind in Strategy}
         chosen = strategy if strategy is not None or role is not Role.NORMAL \
             else self._default_strategy(pool)
-        return self._pools.pool_set(pool, role, placement, chosen, format)
+        return self._pools.pool_set(pool, role, placement, chosen, format, auto)
 
     def _default_strategy(self, pool: str) -> Strategy:
-        """default_strategy, where 'auto' takes the first strategy the urgent
-        region has room for under nearfull_ratio (copy: a whole copy of the pool)."""
+        """default_strategy, where 'auto' starts with the first strategy the
+        pool can use and the urgent region has room for under nearfull_ratio
+        (copy: a whole copy of the pool); the module picks again at each
+        switch to shared."""
         setting = self._settings.default_strategy
         if setting in {kind.value for kind in Strategy}:
             return Strategy(setting)
-        return auto_strategy(lambda kind: self._costs.room_for(pool, kind))
+        return auto_strategy(lambda kind: self._costs.room_for(pool, kind)
+                             and self._pools.usable(pool, kind))
 
     @compat.write_command("sla pool rm")
     def cmd_pool_rm(self, pool: str, format: OutputFormat = OutputFormat.PLAIN

@@ -338,6 +338,12 @@ def _gain() -> list[Panel]:
             "module (latency per op at matched loads while urgent clients were quiet) and "
             "as its strategy's model expects. A pool under min_gain (1.05) stays isolated.",
         ),
+        Panel("Urgent OSD writes by switches (24 h)", "timeseries",
+              [Target(f"max({sel('ceph_sla_urgent_written_bytes')})", "written"),
+               Target(f"max({sel('ceph_sla_urgent_write_budget_bytes')})", "budget a day")],
+              12, 8, "Bytes the switches to shared of the last 24 hours placed on urgent "
+              "OSDs, and the budget (max_urgent_drive_writes x the urgent raw capacity).",
+              unit="bytes"),
     ]
 
 

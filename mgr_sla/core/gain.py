@@ -3,17 +3,18 @@ whether sharing it is worth what it costs.
 
 The module's perf query gives each pool's ops and latency sums. While the
 urgent clients are quiet, the ledger sums them over windows of
-`window_secs` and files each window under the pool's placement (shared or
-isolated) and its load: the ops the pool had in flight (Little's law: ops/s x
-mean latency), in bins a factor 4 wide. A closed-loop client (a VM, fio,
-`rados bench`) keeps its in-flight ops whatever the placement, so its gain
-shows as a shorter latency per op and as as many more ops/s; an open-loop
-client below saturation keeps its rate, and its ops in flight shrink by the
-gain (a bin holds a gain up to 4 either way). The measured gain is the
-isolated over the shared mean latency per op, compared only at the loads seen
-in both placements, each load weighted by the ops of its rarer side (a
-geometric mean). Only the last `keep_periods` shared and isolated periods
-count, so a pool whose workload changed is judged on what it does now.
+`window_secs` and files each window under the pool's placement (isolated, or
+shared by one strategy) and its load: the ops the pool had in flight
+(Little's law: ops/s x mean latency), in bins a factor 4 wide. A
+closed-loop client (a VM, fio, `rados bench`) keeps its in-flight ops
+whatever the placement, so its gain shows as a shorter latency per op and as
+as many more ops/s; an open-loop client below saturation keeps its rate, and
+its ops in flight shrink by the gain (a bin holds a gain up to 4 either way).
+A strategy's measured gain is the isolated over its shared mean latency per
+op, compared only at the loads seen in both placements, each load weighted
+by the ops of its rarer side (a geometric mean). Only the last
+`keep_periods` periods of each placement count, so a pool whose workload
+changed is judged on what it does now.
 """
 from __future__ import annotations
 
@@ -35,6 +36,11 @@ BIN_BASE = 4.0
 # a measured gain stands for the mix it was measured at: beyond this change
 # in the read fraction the model speaks again until it is measured anew
 MIX_CHANGE = 0.2
+# the usual quiet period needs this many ended shared periods: the median of
+# one or two (a first short spell) says little about the quiet at that hour
+MIN_QUIET_PERIODS = 3
+# a pool's placement in the ledger: isolated, or shared by a strategy (its name)
+ISOLATED = "isolated"
 
 
 @dataclass
@@ -78,7 +84,7 @@ class MeasuredGain:
 @dataclass
 class _Window:
     start: float
-    shared: bool
+    placement: str
     bin: LoadBin = field(default_factory=LoadBin)
 
 
@@ -97,29 +103,29 @@ class GainLedger:
         self.window_secs = window_secs
         self._keep = keep_periods
         self._open: dict[int, _Window] = {}
-        self._placement: dict[int, bool] = {}
-        # (pool, shared) -> the last periods, each: load bin -> sums
-        self._periods: dict[tuple[int, bool], deque[dict[int, LoadBin]]] = {}
-        self._last_shared: dict[int, float] = {}
+        self._placement: dict[int, str] = {}
+        # (pool, placement) -> the last periods, each: load bin -> sums
+        self._periods: dict[tuple[int, str], deque[dict[int, LoadBin]]] = {}
+        self._last_shared: dict[tuple[int, str], float] = {}
 
     def add(self, now: float, periods: Mapping[int, PoolPeriod],
-            shared: Mapping[int, bool], quiet: bool) -> None:
-        """One tick: `periods` the counters since the last, `shared` each
-        normal pool's placement now, `quiet` the urgent clients below their
-        low threshold. A window that saw urgent load or a placement change is
-        dropped (its ops are not comparable)."""
-        for pool, is_shared in shared.items():
-            if self._placement.get(pool) is not is_shared:
-                self._placement[pool] = is_shared
-                self._periods.setdefault((pool, is_shared), deque(maxlen=self._keep)
-                                         ).append({})
+            placement: Mapping[int, str], quiet: bool) -> None:
+        """One tick: `periods` the counters since the last, `placement` each
+        normal pool's placement now (ISOLATED, or the strategy sharing it),
+        `quiet` the urgent clients below their low threshold. A window that
+        saw urgent load or a placement change is dropped (its ops are not
+        comparable)."""
+        for pool, where in placement.items():
+            if self._placement.get(pool) != where:
+                self._placement[pool] = where
+                self._periods.setdefault((pool, where), deque(maxlen=self._keep)).append({})
                 self._open.pop(pool, None)
             window = self._open.get(pool)
             if not quiet:
                 self._open.pop(pool, None)
                 continue
             if window is None:
-                self._open[pool] = _Window(now, is_shared)
+                self._open[pool] = _Window(now, where)
                 continue
             period = periods.get(pool)
             if period is not None:
@@ -128,8 +134,8 @@ class GainLedger:
                                        period.write_latency_count + period.read_latency_count))
             if now - window.start >= self.window_secs:
                 self._file(pool, window, now)
-                self._open[pool] = _Window(now, is_shared)
-        for pool in set(self._placement) - set(shared):
+                self._open[pool] = _Window(now, where)
+        for pool in set(self._placement) - set(placement):
             self.forget(pool)
 
     def _file(self, pool: int, window: _Window, now: float) -> None:
@@ -138,28 +144,28 @@ class GainLedger:
             return
         sums.secs = now - window.start
         key = load_bin(sums.ops, sums.secs, sums.latency_secs)
-        self._periods[(pool, window.shared)][-1].setdefault(key, LoadBin()).add(sums)
-        if window.shared:
-            self._last_shared[pool] = now
+        self._periods[(pool, window.placement)][-1].setdefault(key, LoadBin()).add(sums)
+        if window.placement != ISOLATED:
+            self._last_shared[(pool, window.placement)] = now
 
     def forget(self, pool: int) -> None:
         self._open.pop(pool, None)
         self._placement.pop(pool, None)
-        self._last_shared.pop(pool, None)
-        for shared in (True, False):
-            self._periods.pop((pool, shared), None)
+        for key in [k for k in (*self._periods, *self._last_shared) if k[0] == pool]:
+            self._periods.pop(key, None)
+            self._last_shared.pop(key, None)
 
-    def _merged(self, pool: int, shared: bool) -> dict[int, LoadBin]:
+    def _merged(self, pool: int, placement: str) -> dict[int, LoadBin]:
         out: dict[int, LoadBin] = {}
-        for period in self._periods.get((pool, shared), ()):
+        for period in self._periods.get((pool, placement), ()):
             for key, sums in period.items():
                 out.setdefault(key, LoadBin()).add(sums)
         return out
 
-    def measured(self, pool: int) -> MeasuredGain | None:
-        """The pool's gain, once both placements have enough ops at loads
-        seen in both; None until then."""
-        shared, isolated = self._merged(pool, True), self._merged(pool, False)
+    def measured(self, pool: int, strategy: str) -> MeasuredGain | None:
+        """The pool's gain when `strategy` shares it, once both placements
+        have enough ops at loads seen in both; None until then."""
+        shared, isolated = self._merged(pool, strategy), self._merged(pool, ISOLATED)
         keys = sorted(set(shared) & set(isolated))
         s_secs = sum(shared[k].secs for k in keys)
         i_secs = sum(isolated[k].secs for k in keys)
@@ -173,7 +179,7 @@ class GainLedger:
         reads = sum(shared[k].reads for k in keys)
         return MeasuredGain(round(math.exp(log_gain), 3), round(s_secs, 1), round(i_secs, 1),
                             s_ops, i_ops, len(keys), round(reads / s_ops, 3),
-                            self._last_shared.get(pool, 0.0))
+                            self._last_shared.get((pool, strategy), 0.0))
 
 
 @dataclass(frozen=True)
@@ -223,8 +229,8 @@ def quiet_periods(history: Sequence[SwitchRecord]) -> list[tuple[float, float]]:
 def usual_quiet_secs(periods: Sequence[tuple[float, float]], now: float,
                      hour_secs: float = 3600.0) -> tuple[float, str] | None:
     """The median shared period that began within an hour of this time of
-    day (all of them when none did); None before any ended."""
-    if not periods:
+    day (all of them when none did); None before MIN_QUIET_PERIODS ended."""
+    if len(periods) < MIN_QUIET_PERIODS:
         return None
 
     def apart(t: float) -> float:

@@ -41,14 +41,17 @@ def render_status(status: dict[str, Any]) -> str:
                      "without a normal replica (ceph health detail)")
     for repair in status.get("weight_set_repairs") or []:
         lines.append(f"repaired:    {repair}")
+    lines += writes_line(status.get("urgent_writes") or {})
     if status["pools"]:
         lines.append("")
-        lines.append(f"{'POOL':<20} {'ID':>4} {'ROLE':<7} {'STRATEGY':<8} {'RULE':<22} "
+        lines.append(f"{'POOL':<20} {'ID':>4} {'ROLE':<7} {'STRATEGY':<10} {'RULE':<22} "
                      f"{'EXPECTED':<22} {'SIZE':>4} {'IOPS':>8}")
         for p in status["pools"]:
             iops = "-" if p["client_iops"] is None else f"{p['client_iops']:.1f}"
             strategy = p.get("strategy") if p["role"] == "normal" else "-"
-            lines.append(f"{p['name']:<20} {p['pool_id']:>4} {p['role']:<7} {strategy:<8} "
+            if p["role"] == "normal" and p.get("strategy_auto"):
+                strategy = f"auto/{strategy}"
+            lines.append(f"{p['name']:<20} {p['pool_id']:>4} {p['role']:<7} {strategy:<10} "
                          f"{p['rule']:<22} {p['expected_rule']:<22} {p.get('size', 0):>4} "
                          f"{iops:>8}")
     else:
@@ -85,6 +88,16 @@ def _when(ts: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts))
 
 
+def writes_line(writes: dict[str, Any]) -> list[str]:
+    """The urgent OSDs' write budget, once a switch wrote there."""
+    if not writes.get("written_last_day_bytes"):
+        return []
+    budget = writes.get("budget_bytes_per_day")
+    of = f" of {budget / 2**30:.1f} GiB a day" if budget else " (no limit)"
+    return [f"writes:      {writes['written_last_day_bytes'] / 2**30:.1f} GiB placed on urgent "
+            f"OSDs by the last 24 h's switches{of}"]
+
+
 def gain_line(gain: dict[str, Any]) -> str:
     """A normal pool's gain of sharing, as status and plan say it."""
     model = gain.get("model")
@@ -108,6 +121,10 @@ def render_holds(status: dict[str, Any]) -> list[str]:
             lines.append(f"isolated:    {pool['name']}: {pool['kept_isolated']}")
         if (pool.get("gain") or {}).get("measured") is not None:
             lines.append(f"gain:        {pool['name']}: {gain_line(pool['gain'])}")
+        choice = pool.get("next_strategy") or {}
+        if choice.get("auto") and choice.get("strategy") != pool.get("strategy"):
+            lines.append(f"strategy:    {pool['name']}: {choice['strategy']} at the next "
+                         f"switch to shared ({choice['why']})")
     if status.get("stats_period_secs") and status["stats_period_secs"] > 5:
         lines.append(f"stats:       mgr_stats_period {status['stats_period_secs']:g} s: the "
                      "module sees urgent load up to that late")

@@ -55,6 +55,7 @@ class Settings:
     # (its measured gain once known, the strategy's model until then)
     min_gain: float = 1.05
     gain_retry_secs: float = 7 * 86400.0
+    max_urgent_drive_writes: float = 0.3
 
     @classmethod
     def read(cls, get: Callable[[str], Any]) -> Settings:
@@ -167,8 +168,8 @@ SETTINGS_SPECS = (
                "this (the switch-cost model's estimate: 'ceph sla plan')", min=1),
     OptionSpec("default_strategy", "str",
                "strategy of 'ceph sla pool set POOL normal' without --strategy: copy (size "
-               "toggle), move (pg_upmap_items), or auto (copy when the urgent region has room "
-               "for a whole copy under nearfull_ratio, else move)"),
+               "toggle), move (pg_upmap_items), or auto (the module picks, at each switch to "
+               "shared, the strategy with the best expected gain that fits; 'ceph sla plan')"),
     OptionSpec("min_gain", "float",
                "a normal pool is shared only when it is expected to serve its clients at least "
                "this many times faster shared than isolated: its gain measured by the module "
@@ -180,4 +181,10 @@ SETTINGS_SPECS = (
                "isolated for a low gain is tried again on the model after it), and only while "
                "the pool's read/write mix stays within 20 points of the one it was measured at",
                min=60),
+    OptionSpec("max_urgent_drive_writes", "float",
+               "bytes the switches to shared may write onto the urgent OSDs per day, in drive "
+               "writes of the urgent region's raw capacity (0.3: 30% of its raw bytes a day); a "
+               "normal pool whose sharing would pass it stays isolated until the last 24 hours' "
+               "switches leave room; a pinned 'ceph sla mode shared' shares anyway; 0: no limit",
+               min=0),
 )

@@ -64,6 +64,9 @@ class PoolRole:
     # mode keeps them, shared mode adds one copy, `pool rm` restores them
     base_size: int | None = None
     base_min_size: int | None = None
+    # normal pools set without --strategy under default_strategy 'auto': the
+    # module picks the strategy at each switch to shared (core/strategy_choice.py)
+    auto: bool = False
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,10 @@ class SwitchRecord:
     # switches to isolated: the bytes the move pools had on urgent OSDs (the
     # drain rate the cost model learns is these over the time to isolation)
     bytes_to_isolate: float | None = None
+    # switches to shared: the bytes its pools placed on urgent OSDs in that
+    # shared period, and those pools, each counted once (core/wear.py)
+    bytes_to_urgent: float | None = None
+    pools_to_urgent: list[int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -174,7 +181,7 @@ class ModuleState:
 def _role_json(r: PoolRole) -> dict[str, Any]:
     return {"role": r.role.value, "placement": r.placement.value,
             "original_rule": r.original_rule, "strategy": r.strategy.value,
-            "base_size": r.base_size, "base_min_size": r.base_min_size}
+            "base_size": r.base_size, "base_min_size": r.base_min_size, "auto": r.auto}
 
 
 def _role_from(raw: dict[str, Any]) -> PoolRole:
@@ -182,7 +189,7 @@ def _role_from(raw: dict[str, Any]) -> PoolRole:
         return int(raw[key]) if raw.get(key) is not None else None
     return PoolRole(Role(raw["role"]), UrgentPlacement(raw.get("placement", "isolated")),
                     raw.get("original_rule"), Strategy(raw.get("strategy", Strategy.DEFAULT.value)),
-                    size("base_size"), size("base_min_size"))
+                    size("base_size"), size("base_min_size"), bool(raw.get("auto", False)))
 
 
 class StateError(ValueError):

@@ -24,6 +24,7 @@ class PoolFacts:
     upmaps: dict[str, Any] | None = None  # the move strategy's entries, if any
     kept_isolated: str | None = None  # why the cost model keeps it isolated
     gain: dict[str, Any] | None = None  # normal pools: model, measured, decided on
+    next_strategy: dict[str, Any] | None = None  # normal pools: the next switch's, and why
     latency: dict[str, Any] | None = None  # urgent pools
 
 
@@ -45,6 +46,7 @@ class StatusFacts:
     pgs_without_normal: int | None = None
     pools: dict[int, PoolFacts] = field(default_factory=dict)
     waiting_for_next_step: tuple[str, ...] = ()  # pools a paced switch to shared has not reached
+    urgent_writes: dict[str, Any] | None = None  # the urgent OSDs' write budget (core/wear.py)
 
 
 def _pools(facts: StatusFacts) -> list[dict[str, Any]]:
@@ -56,6 +58,7 @@ def _pools(facts: StatusFacts) -> list[dict[str, Any]]:
         out.append({
             "pool_id": pool_id, "name": pool.name, "role": role.role.value,
             "placement": role.placement.value, "strategy": role.strategy.value,
+            "strategy_auto": role.auto, "next_strategy": figures.next_strategy,
             "rule": facts.view.rule_name(pool.rule_id),
             "expected_rule": figures.target.rule,
             "size": pool.size, "expected_size": figures.target.size or pool.size,
@@ -100,6 +103,7 @@ def status_dict(facts: StatusFacts) -> dict[str, Any]:
         "isolating": facts.isolating,
         "pgs_without_normal_replica": facts.pgs_without_normal,
         "weight_set_repairs": facts.repairs,
+        "urgent_writes": facts.urgent_writes,
         "gates": [gate_status(g) for g in facts.gates],
         "holds": [gate_status(g) for g in facts.holds],
         "waiting_for_next_step": list(facts.waiting_for_next_step),

@@ -105,6 +105,7 @@ class PoolCost:
     costs: tuple[SwitchCost, ...]
     recommended: str  # a strategy, or "keep isolated"
     reason: str
+    read_fraction_known: bool = True  # False: no client ops measured, 50% assumed
 
     def cost(self, strategy: Strategy) -> SwitchCost:
         return next(c for c in self.costs if c.strategy == strategy.value)
@@ -164,7 +165,7 @@ def pool_cost(pool: PoolCostInputs, cap: Capacity, max_isolation_secs: float,
     else:
         recommended, reason = "keep isolated", _why_isolated(costs, max_isolation_secs)
     return PoolCost(pool.pool_id, pool.name, pool.strategy.value, round(r, 3), basis, costs,
-                    recommended, reason)
+                    recommended, reason, pool.read_fraction is not None)
 
 
 def _why_isolated(costs: Sequence[SwitchCost], max_isolation_secs: float) -> str:

@@ -190,9 +190,16 @@ class MoveStrategy(MoveModel):
         if back.failed:
             return Released(done + back.done, back.failed)
         done += back.done
-        if pool_id in view.choose_args_pools:
-            rc, _, err = self._mon({"prefix": "osd crush weight-set rm", "pool": name})
-            if rc != 0:
-                return Released(done, f"osd crush weight-set rm {name}: {err.strip()}")
-            done.append("weight set removed")
-        return Released(done)
+        weight_set = remove_weight_set(self._mon, pool_id, view)
+        return Released(done + weight_set.done, weight_set.failed)
+
+
+def remove_weight_set(mon: MonCall, pool_id: int, view: ClusterView) -> Released:
+    """The pool's own weight set (sla_shared's), if it has one."""
+    if pool_id not in view.choose_args_pools:
+        return Released([])
+    name = view.pools[pool_id].name
+    rc, _, err = mon({"prefix": "osd crush weight-set rm", "pool": name})
+    if rc != 0:
+        return Released([], f"osd crush weight-set rm {name}: {err.strip()}")
+    return Released(["weight set removed"])

@@ -19,7 +19,7 @@ from ..core.maps import MapSnapshot
 from ..core.state import PoolRole, Strategy
 from ..core.tick import PoolChange
 from .base import MonCall, PlacementStrategy, PoolUp, Released, merge_failed
-from .move_strategy import MoveStrategy
+from .move_strategy import MoveStrategy, remove_weight_set
 from .registry import STRATEGIES, kind_of
 
 APPLY_PARALLEL = 16  # pools changed at once in one tick
@@ -153,4 +153,9 @@ class Placer:
 
     def release(self, pool_id: int, role: PoolRole, view: ClusterView,
                 osd_map: dict[str, Any], urgent_osds: frozenset[int]) -> Released:
-        return self.strategy(role).release(pool_id, role, view, osd_map, urgent_osds)
+        released = self.strategy(role).release(pool_id, role, view, osd_map, urgent_osds)
+        if released.failed or not role.auto or role.strategy is Strategy.MOVE:
+            return released
+        # an auto pool on copy: `pool set` gave it the move strategy's weight set too
+        weight_set = remove_weight_set(self._mon, pool_id, view)
+        return Released(released.done + weight_set.done, weight_set.failed)

@@ -7,6 +7,7 @@ longer fits the normal region.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -15,7 +16,6 @@ from ..core.gates import projected_urgent_fill
 from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
 from ..core.mon_projection import PoolPgs, SizeRaise, size_refusals
-from ..core.report import gain_line
 from ..core.settings import Settings
 from ..core.sharing import SharingProgress, sharing_health
 from ..core.space import (
@@ -37,11 +37,15 @@ from ..core.switch_cost import (
     too_slow_to_isolate,
     urgent_room,
 )
+from ..core.tick import PoolChange
 from ..core.upmap.pg_plan import target_urgent_share
-from ..placement.registry import MODELS, target
+from ..core.wear import WriteBudget, count_sharing, current_period, over_budget, write_budget
+from ..placement.registry import MODELS, isolated_size, target
+from . import cost_report
 from .gain_watch import GainWatch
 from .mgr_port import MgrPort
 from .slot_watch import SlotWatch
+from .strategy_watch import StrategyWatch
 
 SLOW_READ_SECS = 30.0
 
@@ -64,6 +68,8 @@ class CostWatch:
         self._maps: MapSnapshot | None = None
         self.slots = SlotWatch(mgr, health)
         self.gains = GainWatch()
+        self.strategies = StrategyWatch()
+        self.write_budget = WriteBudget(0.0, 0.0)
         self._seen: tuple[Any, ...] = ()
         self._space_kept: dict[int, str] = {}  # pool id -> why, this shared period
         self._space_period = 0.0  # when that shared period began (mode_since)
@@ -103,12 +109,15 @@ class CostWatch:
                                    settings, state.history, state.pinned, cap)
         used, size, weights = self._urgent_space = urgent_space
         kept_before = set(self.keep_isolated) | set(slots) | set(gains)
-        for kept in (self._refused(state, maps), slots, gains,
-                     self._mon_refusals(state, maps, limit, kept_before),
-                     self._space_faults(state, used, size, maps, summary)):
-            for pid, why in kept.items():
-                self.keep_isolated[pid] = "; ".join(
-                    filter(None, (self.keep_isolated.get(pid), why)))
+        limits = [slots, self._mon_refusals(state, maps, limit, kept_before),
+                  self._space_faults(state, used, size, maps, summary)]
+        for kept in (self._refused(state, maps), gains, *limits):
+            self._keep(kept)
+        limits.append(self._over_budget(now, state, cap, settings))
+        self._keep(limits[-1])
+        self.strategies.refresh(now, state, maps, self.costs, self.gains.by_strategy,
+                                {pid: why for kept in limits for pid, why in kept.items()},
+                                settings.max_isolation_secs)
         # what the pools still to share would add (all of them before a
         # switch; while shared, a pool sent back for space is not re-shared
         # past nearfull)
@@ -210,6 +219,33 @@ class CostWatch:
                             f"{len(beyond)} shared normal pools are degraded beyond what "
                             "sharing adds")
 
+    def _keep(self, kept: dict[int, str]) -> None:
+        for pid, why in kept.items():
+            self.keep_isolated[pid] = "; ".join(filter(None, (self.keep_isolated.get(pid), why)))
+
+    def _over_budget(self, now: float, state: ModuleState, cap: Capacity, settings: Settings
+                     ) -> dict[int, str]:
+        """The pools whose sharing would pass the urgent OSDs' write budget
+        (a pinned shared mode shares anyway: the operator decided)."""
+        self.write_budget = write_budget(state.history, now, settings.max_urgent_drive_writes,
+                                         cap.urgent_total_bytes)
+        if state.pinned is Mode.SHARED:
+            return {}
+        period = current_period(state.history) if state.decision.mode is Mode.SHARED else None
+        counted = set(period.pools_to_urgent or []) if period is not None else set()
+        return over_budget({pid: (c.cost(Strategy(c.strategy)).bytes_to_shared,
+                                  self.gains.expected[pid].gain)
+                            for pid, c in self.costs.items() if pid not in self.keep_isolated
+                            and pid not in self._shared and pid not in counted},
+                           self.write_budget)
+
+    def count_sharing(self, state: ModuleState, changes: Iterable[PoolChange]) -> None:
+        """The pools whose change toward shared goes out now, in the urgent
+        write budget (the caller holds the status lock)."""
+        count_sharing(state.history, {
+            c.pool_id: self.costs[c.pool_id].cost(Strategy(c.role.strategy.value)).bytes_to_shared
+            for c in changes if c.toward_shared and c.pool_id in self.costs})
+
     def _refused(self, state: ModuleState, maps: MapSnapshot) -> dict[int, str]:
         """Pools that no longer meet their strategy's conditions (a flag set
         since `pool set`): kept isolated, and a health check says why."""
@@ -218,7 +254,7 @@ class CostWatch:
             info = maps.view.pools.get(pool_id)
             if info is None or role.role is not Role.NORMAL:
                 continue
-            why = MODELS[role.strategy].refusal(replace(info, size=role.base_size or info.size))
+            why = MODELS[role.strategy].refusal(replace(info, size=isolated_size(role, info.size)))
             if why:
                 refused[pool_id] = why
         self._health.update("SLA_STRATEGY_REFUSED", list(refused.values()),
@@ -245,7 +281,7 @@ class CostWatch:
             info = view.pools.get(pool_id)
             if info is None or role.role is not Role.NORMAL:
                 continue
-            base = role.base_size or info.size
+            base = isolated_size(role, info.size)
             stored = float(df.get(pool_id, {}).get("stored", 0) or
                            float(df.get(pool_id, {}).get("bytes_used", 0)) / max(info.size, 1))
             rule = view.rule_name(info.rule_id)
@@ -269,6 +305,11 @@ class CostWatch:
         if cost is None:
             return None
         return self.gains.view(pid, cost.cost(Strategy(cost.strategy)).expected_gain)
+
+    def next_strategy(self, pid: int) -> dict[str, Any] | None:
+        """The strategy of the pool's next switch to shared, and why."""
+        choice = self.strategies.choices.get(pid)
+        return choice.to_dict() if choice is not None else None
 
     @property
     def shared_pools(self) -> frozenset[int]:
@@ -327,64 +368,18 @@ class CostWatch:
                              maps.view.pools[pid].pg_num)
         return fullest_if_added(used, size, added)
 
+    @property
+    def off_isolated(self) -> frozenset[int]:
+        """The normal pools off their isolated placement at the last refresh."""
+        return frozenset(self._shared)
+
+    @property
+    def maps(self) -> MapSnapshot | None:
+        return self._maps
+
     def render(self) -> str:
         """The cost table of `sla plan` / `sla advise`."""
-        if not self.costs:
-            return ""
-        lines = ["", f"{'POOL':<16} {'STRATEGY':<8} {'TO SHARED':>10} {'TO ISOL':>10} "
-                     f"{'ISOLATION':>10} {'EPOCHS':>7} {'GAIN':>6}  RECOMMENDED"]
-        for pid, cost in sorted(self.costs.items()):
-            for c in cost.costs:
-                mark = "*" if c.strategy == cost.strategy else " "
-                lines.append(f"{cost.name:<16} {c.strategy + mark:<8} "
-                             f"{_gib(c.bytes_to_shared):>10} {_gib(c.bytes_to_isolated):>10} "
-                             f"{c.time_to_isolation_secs:>9g}s {c.epochs_to_shared:>7} "
-                             f"{c.expected_gain:>5.2f}x  {cost.recommended}")
-            slots = self.slots.verdict
-            if slots is not None and pid in slots.worst_if_shared:
-                osd, pgs = slots.worst_if_shared[pid]
-                basis = "CRUSH's mapping" if pid in self.slots.mapped or pid in self._shared \
-                    else "estimate"
-                lines.append(f"  PG slots shared: up to {pgs} PGs on osd.{osd} (a failure "
-                             f"domain lost; {basis}), limit {slots.limit}")
-            space = self.space_if_shared(pid)
-            if space is not None and self._maps is not None:
-                lines.append(f"  urgent space shared: osd.{space[0]} {space[1]:.0%} full "
-                             f"(nearfull_ratio {self._maps.nearfull_ratio:.0%})")
-            if self.keep_isolated.get(pid):
-                lines.append(f"  kept isolated: {self.keep_isolated[pid]}")
-            gain = self.gain_view(pid)
-            if gain is not None:
-                lines.append(f"  gain: {gain_line(gain)}")
-            lines.append(f"  {cost.reason}; reads {cost.read_fraction:.0%} "
-                         f"({cost.read_fraction_basis})")
-        return "\n".join(lines) + "\n(* the pool's strategy; GiB; isolation: expected time "\
-            "to isolation)\n"
-
+        return cost_report.render(self)
 
     def report(self) -> list[dict[str, Any]]:
-        out = []
-        for pid, cost in sorted(self.costs.items()):
-            entry = cost.to_dict()
-            entry["kept_isolated"] = self.keep_isolated.get(pid)
-            entry["gain"] = self.gain_view(pid)
-            slots = self.slots.verdict
-            worst = slots.worst_if_shared.get(pid) if slots is not None else None
-            mapped = self.slots.mapped.get(pid)
-            entry["pg_slots_if_shared"] = None if worst is None or slots is None else {
-                "osd": worst[0], "pgs": worst[1], "limit": slots.limit,
-                "lost_failure_domain": slots.lost_domain,
-                "basis": "crush" if mapped is not None or pid in self._shared else "estimate",
-                # the pool's own PGs per urgent OSD, as CRUSH maps its sharing
-                "pool_pgs_per_urgent_osd": None if mapped is None else {
-                    str(o): n for o, n in sorted(mapped.items())}}
-            space = self.space_if_shared(pid)
-            entry["urgent_space_if_shared"] = None if space is None or self._maps is None else {
-                "osd": space[0], "fill": round(space[1], 4),
-                "nearfull_ratio": self._maps.nearfull_ratio}
-            out.append(entry)
-        return out
-
-
-def _gib(value: float) -> str:
-    return f"{value / 2**30:.2f}G"
+        return cost_report.report(self)

@@ -10,6 +10,7 @@ from typing import Any
 from ..core.activity import PoolPeriod
 from ..core.decision import Mode, ThresholdError
 from ..core.gain import (
+    ISOLATED,
     ExpectedGain,
     GainLedger,
     MeasuredGain,
@@ -26,7 +27,8 @@ from ..core.switch_cost import Capacity, PoolCost
 class GainWatch:
     def __init__(self) -> None:
         self.ledger = GainLedger()
-        self.expected: dict[int, ExpectedGain] = {}
+        self.expected: dict[int, ExpectedGain] = {}  # with the pool's strategy
+        self.by_strategy: dict[int, dict[str, ExpectedGain]] = {}  # with each
         self.measured: dict[int, MeasuredGain] = {}  # as of the last refresh
         self.kept: dict[int, str] = {}
 
@@ -40,8 +42,9 @@ class GainWatch:
             quiet = urgent_iops is not None and urgent_iops < settings.thresholds().low_iops
         except ThresholdError:
             quiet = False
-        normal = [p for p, r in roles.items() if r.role is Role.NORMAL]
-        self.ledger.add(now, periods, {p: p in shared for p in normal}, quiet)
+        placement = {p: r.strategy.value if p in shared else ISOLATED
+                     for p, r in roles.items() if r.role is Role.NORMAL}
+        self.ledger.add(now, periods, placement, quiet)
 
     def refresh(self, now: float, costs: Mapping[int, PoolCost], shared: Collection[int],
                 read_fraction: Callable[[int], float | None], settings: Settings,
@@ -52,13 +55,17 @@ class GainWatch:
         is judged again at the next switch to shared), and a pinned shared
         mode shares whatever the gain: the operator asked for it."""
         usual = usual_quiet_secs(quiet_periods(history), now)
-        self.expected, self.kept = {}, {}
-        self.measured = {pid: m for pid in costs if (m := self.ledger.measured(pid))}
+        self.expected, self.kept, self.measured, self.by_strategy = {}, {}, {}, {}
         for pid, cost in costs.items():
             mine = cost.cost(Strategy(cost.strategy))
-            exp = expected_gain(mine.expected_gain, cost.strategy, read_fraction(pid),
-                                self.measured.get(pid), now, settings.gain_retry_secs)
-            self.expected[pid] = exp
+            measured = self.ledger.measured(pid, cost.strategy)
+            if measured is not None:
+                self.measured[pid] = measured
+            self.by_strategy[pid] = {
+                c.strategy: expected_gain(c.expected_gain, c.strategy, read_fraction(pid),
+                                          self.ledger.measured(pid, c.strategy), now,
+                                          settings.gain_retry_secs) for c in cost.costs}
+            exp = self.expected[pid] = self.by_strategy[pid][cost.strategy]
             if pid in shared or pinned is Mode.SHARED:
                 continue
             place_secs = mine.bytes_to_shared / max(cap.drain_bytes_per_sec, 1.0)

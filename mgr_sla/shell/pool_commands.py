@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import json
+import time
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -19,7 +20,7 @@ from ..core.upmap.pg_ids import parse_pgid
 from ..crush_rules.rules import copy_rule_name
 from ..placement.base import set_pool
 from ..placement.placer import Placer
-from ..placement.registry import MODELS, model_of, target
+from ..placement.registry import MODELS, auto_role, model_of, role_needs, target
 from .commands_io import OutputFormat, refuse, reply
 from .map_reader import MapReader
 from .mgr_port import MgrPort
@@ -42,8 +43,11 @@ class PoolCommands:
 
     # ---- pool set --------------------------------------------------------------
     def pool_set(self, pool: str, role: Role, placement: UrgentPlacement | None,
-                 strategy: Strategy | None, fmt: OutputFormat) -> HandleCommandResult:
-        view = self._maps.fresh_view()
+                 strategy: Strategy | None, fmt: OutputFormat, auto: bool = False
+                 ) -> HandleCommandResult:
+        """`auto`: no --strategy under default_strategy 'auto': `strategy` is
+        the first one, and the module picks again at each switch to shared."""
+        view = self.view_with(pool)
         info = view.pool_by_name(pool)
         if info is None:
             return refuse(errno.ENOENT, f"pool '{pool}' does not exist ('ceph osd pool ls')")
@@ -54,14 +58,15 @@ class PoolCommands:
             state = self._store.state()
             current = state.roles.get(info.pool_id)
             if current is not None and (current.role is not role or (
-                    role is Role.NORMAL and strategy not in (None, current.strategy))):
+                    role is Role.NORMAL and not auto
+                    and strategy not in (None, current.strategy))):
                 how = f" ({current.strategy.value})" if current.role is Role.NORMAL else ""
                 return refuse(errno.EINVAL, f"pool '{pool}' is already {current.role.value}"
                               f"{how}: 'ceph sla pool rm {pool}' first")
-            new = self._new_role(info, view, role, placement, strategy, current)
+            new = self._new_role(info, view, role, placement, strategy, current, auto)
             needed = rules_needed(replace(state, roles={**state.roles, info.pool_id: new}))
             missing = [r for r in needed if r not in view.rules]
-            need = model_of(new).needs(new)
+            need = role_needs(new)
             weight_set = need.weight_set and info.pool_id not in view.choose_args_pools
             options = self._rules.options(
                 self._settings(), state, view, (info.pool_id,) if need.weight_set else (),
@@ -74,10 +79,32 @@ class PoolCommands:
             self._store.state().roles[info.pool_id] = new
             self._store.save()
         data = {"pool": pool, "pool_id": info.pool_id, "role": role.value,
-                "placement": new.placement.value, "strategy": new.strategy.value}
-        how = f" ({new.strategy.value})" if role is Role.NORMAL else ""
+                "placement": new.placement.value, "strategy": new.strategy.value,
+                "auto": new.auto}
+        auto_note = ", chosen again at each switch to shared" if new.auto else ""
+        how = f" ({new.strategy.value}{auto_note})" if role is Role.NORMAL else ""
         return reply(fmt, data, f"pool '{pool}' is {role.value}{how}: it moves onto "
                                 f"{target(new, Mode.ISOLATED).rule} at the next tick\n")
+
+    def view_with(self, pool: str, timeout: float = 10.0) -> ClusterView:
+        """The maps as they are now; for a pool they do not have (created a
+        moment ago: the mgr's map may lag the mon's), once the mgr has the
+        mon's epoch of now, or at the timeout."""
+        view = self._maps.fresh_view()
+        if view.pool_by_name(pool) is not None:
+            return view
+        rc, out, _ = self._mon({"prefix": "osd stat", "format": "json"})
+        epoch = int(json.loads(out).get("epoch", 0)) if rc == 0 else 0
+        deadline = time.monotonic() + timeout
+        while int((self._get("osd_map") or {}).get("epoch", 0)) < epoch \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return self._maps.fresh_view()
+
+    def usable(self, pool: str, kind: Strategy) -> bool:
+        """Does the pool meet the strategy's conditions (size, flags)?"""
+        info = self._maps.fresh_view().pool_by_name(pool)
+        return info is not None and MODELS[kind].refusal(info) is None
 
     def _set_refusal(self, info: PoolInfo, role: Role, placement: UrgentPlacement | None,
                      strategy: Strategy | None) -> str | None:
@@ -101,11 +128,13 @@ class PoolCommands:
     @staticmethod
     def _new_role(info: PoolInfo, view: ClusterView, role: Role,
                   placement: UrgentPlacement | None, strategy: Strategy | None,
-                  current: PoolRole | None) -> PoolRole:
+                  current: PoolRole | None, auto: bool) -> PoolRole:
         if current is not None:
             return replace(current, placement=placement or current.placement)
         rule_now = view.rule_name(info.rule_id)
         original = None if rule_now.startswith("sla_") else rule_now
+        if role is Role.NORMAL and auto:
+            return auto_role(info, original, strategy or Strategy.DEFAULT)
         if role is Role.NORMAL:
             return MODELS[strategy or Strategy.DEFAULT].new_role(info, original)
         return PoolRole(role, placement or UrgentPlacement.ISOLATED, original)
@@ -117,7 +146,7 @@ class PoolCommands:
         move pool first moves onto sla_isolated_normal (which the weight sets
         do not touch); the tick takes it on from there."""
         try:
-            if model_of(new).needs(new).weight_set \
+            if role_needs(new).weight_set \
                     and view.rule_name(info.rule_id) != RULE_ISOLATED_NORMAL:
                 gate = set_pool(self._mon, info.name, "crush_rule",
                                 RULE_ISOLATED_NORMAL)

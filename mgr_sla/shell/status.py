@@ -36,10 +36,12 @@ def gather(base: StatusFacts, parts: StatusParts) -> StatusFacts:
         upmaps=parts.placer.status(pool_id),
         kept_isolated=parts.costs.keep_isolated.get(pool_id),
         gain=parts.costs.gain_view(pool_id) if role.role is Role.NORMAL else None,
+        next_strategy=parts.costs.next_strategy(pool_id),
         latency=(parts.activity.pool_latency(pool_id, slo)
                  if role.role is Role.URGENT else None))
         for pool_id, role in state.roles.items() if pool_id in base.view.pools}
     return replace(base, pools=pools,
                    time_to_isolation_secs=parts.tracker.last_time_to_isolation,
                    isolating=parts.tracker.isolating,
-                   pgs_without_normal=parts.placer.pgs_without_normal)
+                   pgs_without_normal=parts.placer.pgs_without_normal,
+                   urgent_writes=parts.costs.write_budget.to_dict())

@@ -28,6 +28,7 @@ from ..core.state import ModuleState, PoolRole, Role, SwitchRecord, UrgentPlacem
 from ..core.tick import PoolNow, TickInputs, TickPlan, plan_tick
 from ..placement.placer import Placer
 from ..placement.registry import targets, weight_set_pools
+from . import config_warnings
 from .advice_commands import USAGE_KEY, Advisor
 from .balancer_guard import BalancerGuard
 from .cost_watch import CostWatch
@@ -37,10 +38,6 @@ from .pool_activity import PoolActivity
 from .rules_verifier import RulesVerifier, rules_needed
 from .state_store import StateStore
 from .switch_tracker import SwitchTracker
-
-# Urgent load must be seen and acted on within this (the OSDs report every
-# mgr_stats_period, 5 s by default).
-REACTION_TARGET_SECS = 8.0
 
 
 @dataclass(frozen=True)
@@ -123,10 +120,34 @@ class TickRunner:
         periods = self._activity.read(frozenset(roles))
         df = None if periods is not None else self._mgr.get("df")
         self._costs.refresh(now, state, maps, settings)
-        self._warn_positional(maps)
-        self._warn_stats_period()
+        roles = self._settle_strategies(now, state, maps, settings) or roles
+        config_warnings.warn_positional(self._health, maps)
+        config_warnings.warn_stats_period(self._health, self._mgr)
         self._guard_balancer(roles, maps)
         return Measured(now, settings, maps, state, roles, summary, periods, df)
+
+    def _settle_strategies(self, now: float, state: ModuleState, maps: MapSnapshot,
+                           settings: Settings) -> dict[int, PoolRole] | None:
+        """Auto pools on their isolated placement take the strategy their next
+        switch to shared will use: a role change, nothing sent to the mon.
+        The costs are computed again for it before anything is planned, so
+        every limit is judged on the strategy the pool now has."""
+        if not settings.active or settings.dry_run:
+            return None
+        changes = self._costs.strategies.changes(now, state, maps)
+        if not changes:
+            return None  # the usual tick: no lock taken for nothing
+        with self._store.lock:
+            for pid, (old, new) in changes.items():
+                if state.roles.get(pid) != old:
+                    continue  # `pool set` or `pool rm` changed it meanwhile
+                self._mgr.log.info("sla: pool %s: strategy %s -> %s for the next switch to "
+                                   "shared (%s)", maps.view.pools[pid].name, old.strategy.value,
+                                   new.strategy.value, self._costs.strategies.choices[pid].why)
+                state.roles[pid] = new
+            roles = dict(state.roles)
+        self._costs.refresh(now, state, maps, settings)
+        return roles
 
     def _fold(self, seen: Measured) -> None:
         """The reads into the rate and latency windows (status and scrapes read them)."""
@@ -221,6 +242,7 @@ class TickRunner:
             self.dry_decision = plan.state
         else:
             state.decision = plan.state
+            self._costs.count_sharing(state, plan.pool_changes)
         for name in plan.newly_blocked:
             state.blocked_total[name] = state.blocked_total.get(name, 0) + 1
 
@@ -344,36 +366,8 @@ class TickRunner:
         except Exception:  # an option this release does not have: Ceph's default
             return 0.05
 
-    def _warn_positional(self, maps: MapSnapshot) -> None:
-        """sla installs flat weight sets only; anyone else's positional ones
-        put every monitor at risk when a host or root is added."""
-        keys = ", ".join("compat" if k < 0 else f"pool {k}"
-                         for k in maps.view.positional_choose_args)
-        self._health.update(
-            "SLA_POSITIONAL_WEIGHT_SET",
-            ["remove them before adding hosts or roots: 'ceph osd crush weight-set rm <pool>' "
-             "(or rm-compat); see the sla docs, known-issues.md"] if keys else [],
-            f"positional CRUSH weight sets installed ({keys}): adding a host or a root can "
-            "abort every ceph-mon")
-
     def stats_period(self) -> float | None:
-        """mgr_stats_period: how often the OSDs report, so how late urgent load
-        can be seen (Ceph may raise it, up to 60 s, when the mgr is busy)."""
-        try:
-            return float(self._mgr.get_ceph_option("mgr_stats_period"))
-        except Exception:  # not readable on this release
-            return None
-
-    def _warn_stats_period(self) -> None:
-        period = self.stats_period()
-        slow = period is not None and period > REACTION_TARGET_SECS
-        self._health.update(
-            "SLA_STATS_PERIOD",
-            [f"mgr_stats_period is {period:g} s: the OSDs report urgent ops that late, so "
-             f"isolation can start up to {period:g} s after urgent load (target "
-             f"{REACTION_TARGET_SECS:g} s). 'ceph config set mgr mgr_stats_period 5' (the "
-             "default), and check the mgr is not overloaded ('ceph mgr dump')"] if slow else [],
-            "mgr_stats_period makes the sla reaction target unreachable")
+        return config_warnings.stats_period(self._mgr)
 
     def _guard_balancer(self, roles: dict[int, PoolRole], maps: MapSnapshot) -> None:
         """The pools sla places (normal, hybrid urgent) out of the balancer's reach."""

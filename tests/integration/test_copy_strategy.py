@@ -80,8 +80,9 @@ def _write(cluster: Cluster, megabytes: int, tag: str) -> None:
 def copy_pool(sla_pools: Cluster) -> Iterator[Cluster]:
     cluster = sla_pools
     cluster.create_pool(POOL, 32)
-    out = cluster.json("sla", "pool", "set", POOL, "normal", timeout=300)
-    assert out["strategy"] == "copy", out  # the default where a whole copy fits
+    # pinned: under auto, the tests' write-only load would make it a move pool
+    out = cluster.json("sla", "pool", "set", POOL, "normal", "--strategy", "copy", timeout=300)
+    assert out["strategy"] == "copy" and not out["auto"], out
     yield cluster
     cluster.ceph("sla", "mode", "auto")  # the next test files' clusters run the module's own way
     cluster.ceph("sla", "pool", "rm", POOL, timeout=300)
@@ -176,7 +177,10 @@ def test_copy_isolation_does_not_wait_for_the_data(copy_pool: Cluster) -> None:
         wait_for("the urgent load to be seen gone", lambda: (s := cluster.sla_status())[
             "urgent_iops"] is not None and s["urgent_iops"] < 1, 60)
     small, big = rounds
-    assert big["tti"] <= 1.5 * small["tti"] + 3, rounds
+    # eight times the data, the same steps: isolation drops the copy and moves
+    # nothing (its time depends on when the OSDs' next stats report lands, up
+    # to mgr_stats_period, not on the data: bounded by TTI_LIMIT above)
+    assert big["epochs"] <= small["epochs"] + 2, rounds
     status = cluster.sla_status()
     entry = next(p for p in status["pools"] if p["name"] == POOL)
     assert entry["strategy"] == "copy" and entry["kept_isolated"] is None

@@ -1,15 +1,16 @@
-"""Share only what pays: with min_gain at its default, a normal pool whose
-clients only write is never shared (a copy on an urgent OSD serves no write:
-every write still costs the N normal copies), while a pool whose clients
-mostly read is shared, with copy, the strategy auto gives it."""
+"""Share only what pays, each pool its way: under default_strategy auto a
+normal pool whose clients only write is never copied onto the urgent region (a
+copy there serves no write: every write still costs the N normal copies) but
+shared by move, while a pool whose clients read is shared with copy; when the
+read pool's clients turn to writes, its strategy changes while it is isolated
+(no pool change, no PG moved) and its next switch to shared is a move."""
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
 
-from harness.cephcluster import Cluster, PacedWriter, wait_for
+from harness.cephcluster import Cluster, PacedWriter, wait_for, wait_mode
 
 from .conftest import DWELL
 
@@ -27,46 +28,75 @@ def _entry(cluster: Cluster, name: str) -> dict[str, Any]:
     return next(p for p in cluster.sla_status()["pools"] if p["name"] == name)
 
 
-def test_a_write_only_pool_is_never_shared_and_a_read_heavy_one_is(sla_pools: Cluster
-                                                                     ) -> None:
+def _or_say(cluster: Cluster, done: bool, *names: str) -> bool:
+    """For wait_for: True when done, else what the pools are (it reports that)."""
+    if done:
+        return True
+    status = cluster.sla_status()
+    raise AssertionError(f"mode {status['mode']}, " + "; ".join(
+        f"{p['name']}: {p['strategy']} on {p['rule']} size {p['size']}, reads "
+        f"{p['read_fraction']}, kept {p['kept_isolated']!r}, next {p['next_strategy']}"
+        for p in status["pools"] if p["name"] in names))
+
+
+def _pool_record(cluster: Cluster, name: str) -> tuple[Any, ...]:
+    """What a change of the pool in the OSD map would show: its own last
+    change epoch, rule, size, min_size, and the upmap entries of its PGs."""
+    dump = cluster.json("osd", "dump")
+    pool = next(p for p in dump["pools"] if p["pool_name"] == name)
+    entries = sorted(e["pgid"] for e in dump.get("pg_upmap_items", [])
+                     if e["pgid"].startswith(f"{pool['pool']}."))
+    return pool["last_change"], pool["crush_rule"], pool["size"], pool["min_size"], entries
+
+
+def test_auto_copies_a_read_pool_moves_a_write_pool_and_follows_a_change_of_mix(
+        sla_pools: Cluster) -> None:
     cluster = sla_pools
     cluster.ceph("sla", "mode", "isolated")
     for name in (WRITES, READS):
         cluster.create_pool(name, 16)
         out = cluster.json("sla", "pool", "set", name, "normal", timeout=300)
-        assert out["strategy"] == "copy", out  # auto: the urgent region has room
+        assert out["strategy"] == "copy" and out["auto"], out  # the urgent region has room
     # its default, set (Pacific's mgr keeps a removed module option's last value)
     cluster.ceph("config", "set", "mgr", "mgr/sla/min_gain", "1.05")
-    clients = [PacedWriter(cluster, WRITES, secs=600, ops=20),
-               PacedWriter(cluster, READS, secs=600, ops=20, reads=0.95)]
+    clients = [PacedWriter(cluster, WRITES, secs=900, ops=20),
+               PacedWriter(cluster, READS, secs=900, ops=20, reads=1.0)]
     sizes: set[int] = set()
 
-    def decided() -> str:
-        """The read-heavy pool shared, the write-only one kept for its gain."""
+    def shared_each_its_way() -> bool:
         sizes.add(_size(cluster, WRITES))
-        kept = _entry(cluster, WRITES)["kept_isolated"] or ""
-        if _size(cluster, READS) == 4 and "under min_gain" in kept:
-            return kept
-        status = cluster.sla_status()
-        raise AssertionError(f"mode {status['mode']}, " + "; ".join(
-            f"{p['name']}: size {p['size']}, reads {p['read_fraction']}, kept "
-            f"{p['kept_isolated']!r}, gain {p['gain']}"
-            for p in status["pools"] if p["name"] in (WRITES, READS)))
+        writes, reads = _entry(cluster, WRITES), _entry(cluster, READS)
+        return _or_say(cluster, writes["strategy"] == "move" and writes["rule"] == "sla_shared"
+                       and reads["strategy"] == "copy" and _size(cluster, READS) == 4,
+                       WRITES, READS)
     try:
+        # isolated, each pool takes the strategy its clients gain most from
+        wait_for("the read pool on copy, the write pool on move", lambda: _or_say(
+            cluster, _entry(cluster, READS)["strategy"] == "copy"
+            and _entry(cluster, WRITES)["strategy"] == "move", WRITES, READS), 180)
         cluster.ceph("sla", "mode", "auto")  # no urgent client: shared after the dwell
-        kept = wait_for("the read-heavy pool shared, the write-only one kept", decided,
-                        DWELL + 180)
-        assert "expected gain 1.00x" in kept and "0% reads" in kept, kept
-        # shared mode goes on (ten more seconds, sampled): the write-only pool stays
-        end = time.monotonic() + 10
-        while time.monotonic() < end:
-            sizes.add(_size(cluster, WRITES))
-            time.sleep(0.5)
-        assert sizes == {3}, f"{WRITES} was raised: sizes seen {sizes}"
-        assert cluster.sla_status()["mode"] == "shared"
+        wait_for("the read pool copied, the write pool moved", shared_each_its_way,
+                 DWELL + 180)
+        assert sizes == {3}, f"{WRITES} was given a copy: sizes seen {sizes}"
         plan = {c["name"]: c for c in cluster.json("sla", "plan")["costs"]}
-        assert plan[WRITES]["gain"]["expected"] < 1.05 <= plan[READS]["gain"]["expected"], plan
-        assert "under min_gain" in (plan[WRITES]["kept_isolated"] or "")
+        assert plan[WRITES]["next_strategy"]["options"]["copy"]["gain"] < 1.05, plan[WRITES]
+        # urgent clients isolate both; then the read pool's clients only write
+        clients.append(PacedWriter(cluster, "urgent", secs=900))
+        wait_mode(cluster, "isolated", 60)
+        wait_for(f"{READS} isolated", lambda: _size(cluster, READS) == 3 and cluster.pool_rule(
+            READS) == "sla_isolated_normal", 60)
+        cluster.wait_clean(300)
+        clients[1].stop()
+        clients[1] = PacedWriter(cluster, READS, secs=900, ops=20)
+        before = _pool_record(cluster, READS)
+        wait_for(f"{READS} on move for the next switch to shared", lambda: _or_say(
+            cluster, _entry(cluster, READS)["strategy"] == "move", READS), 180)
+        assert cluster.sla_status()["mode"] == "isolated"
+        assert _pool_record(cluster, READS) == before  # nothing sent for the pool, no PG moved
+        clients.pop().stop()  # the urgent clients go: the next switch shares it by move
+        wait_for(f"{READS} shared by move", lambda: _or_say(
+            cluster, cluster.pool_rule(READS) == "sla_shared", READS), DWELL + 120)
+        assert _size(cluster, READS) == 3
     finally:
         for client in clients:
             client.stop()

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -46,16 +44,8 @@ needs_promtool = pytest.mark.skipif(
 
 
 def load_metrics() -> ModuleType:
-    # By path: the mgr_sla package's __init__ needs ceph-mgr, metrics.py does not.
-    name = "sla_metrics_under_test"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            name, ROOT / "mgr_sla" / "shell" / "metrics.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
+    from mgr_sla.shell import metrics  # the package imports without ceph-mgr
+    return metrics
 
 
 def promtool(*args: str, cwd: Path = PROM) -> subprocess.CompletedProcess[str]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from mgr_sla.core.activity import PoolPeriod
 from mgr_sla.core.gain import (
+    ISOLATED,
     ExpectedGain,
     GainLedger,
     MeasuredGain,
@@ -25,11 +26,13 @@ def ops(n: int, latency_ms: float, reads: float = 0.0) -> PoolPeriod:
                       read_latency_ns=int(r * latency_ms * 1e6), read_latency_count=r)
 
 
-def run(ledger: GainLedger, start: float, secs: int, shared: bool, per_sec: int,
+def run(ledger: GainLedger, start: float, secs: int, shared: bool | str, per_sec: int,
         latency_ms: float, quiet: bool = True, reads: float = 0.0) -> float:
-    """A closed-loop client: per_sec ops each second at latency_ms."""
+    """A closed-loop client: per_sec ops each second at latency_ms; `shared`
+    True: shared by the copy strategy (or by the strategy named)."""
+    where = shared if isinstance(shared, str) else "copy" if shared else ISOLATED
     for t in range(secs):
-        ledger.add(start + t, {POOL: ops(per_sec, latency_ms, reads)}, {POOL: shared}, quiet)
+        ledger.add(start + t, {POOL: ops(per_sec, latency_ms, reads)}, {POOL: where}, quiet)
     return start + secs
 
 
@@ -37,9 +40,9 @@ def test_a_closed_loop_client_twice_as_fast_shared_measures_a_gain_of_two() -> N
     ledger = GainLedger()
     # 4 ops in flight both ways: 100 ops/s at 40 ms isolated, 200 ops/s at 20 ms shared
     t = run(ledger, 0, 200, False, 100, 40.0)
-    assert ledger.measured(POOL) is None  # no shared period yet
+    assert ledger.measured(POOL, "copy") is None  # no shared period yet
     run(ledger, t, 200, True, 200, 20.0, reads=0.9)
-    got = ledger.measured(POOL)
+    got = ledger.measured(POOL, "copy")
     assert got is not None and abs(got.gain - 2.0) < 0.01, got
     assert got.loads == 1 and got.read_fraction == 0.9
     assert "matched load" in got.basis()
@@ -49,7 +52,7 @@ def test_ops_while_urgent_clients_are_busy_do_not_count() -> None:
     ledger = GainLedger()
     t = run(ledger, 0, 200, False, 100, 40.0)
     run(ledger, t, 200, True, 100, 5.0, quiet=False)  # shared, but urgent load: not filed
-    assert ledger.measured(POOL) is None
+    assert ledger.measured(POOL, "copy") is None
 
 
 def test_loads_seen_in_one_placement_only_are_not_compared() -> None:
@@ -58,14 +61,14 @@ def test_loads_seen_in_one_placement_only_are_not_compared() -> None:
     t = run(ledger, 0, 200, False, 10, 10.0)
     run(ledger, t, 200, True, 1000, 20.0)
     assert load_bin(10, 1, 0.01) != load_bin(1000, 1, 0.02)
-    assert ledger.measured(POOL) is None
+    assert ledger.measured(POOL, "copy") is None
 
 
 def test_too_few_ops_give_no_measurement() -> None:
     ledger = GainLedger()
     t = run(ledger, 0, 200, False, 1, 40.0)  # a minute of 1 op/s: 200 ops in all
     run(ledger, t, 100, True, 1, 20.0)  # not enough in the matched windows
-    assert ledger.measured(POOL) is None
+    assert ledger.measured(POOL, "copy") is None
 
 
 def test_only_the_last_periods_count() -> None:
@@ -76,13 +79,25 @@ def test_only_the_last_periods_count() -> None:
     for _ in range(2):
         t = run(ledger, t, 120, False, 100, 40.0)
         t = run(ledger, t, 120, True, 200, 20.0)
-    first = ledger.measured(POOL)
+    first = ledger.measured(POOL, "copy")
     assert first is not None and first.gain > 1.9
     for _ in range(2):  # now sharing brings nothing
         t = run(ledger, t, 120, False, 100, 40.0)
         t = run(ledger, t, 120, True, 100, 40.0)
-    now = ledger.measured(POOL)
+    now = ledger.measured(POOL, "copy")
     assert now is not None and abs(now.gain - 1.0) < 0.01, now
+
+
+def test_each_strategy_is_measured_against_the_same_isolated_periods() -> None:
+    ledger = GainLedger(keep_periods=4)
+    t = run(ledger, 0, 200, False, 100, 40.0)
+    t = run(ledger, t, 200, "copy", 200, 20.0)  # twice as fast shared by copy
+    t = run(ledger, t, 200, False, 100, 40.0)
+    run(ledger, t, 200, "move", 150, 32.0)  # 4.8 in flight: the same bin as 4
+    copy, move = ledger.measured(POOL, "copy"), ledger.measured(POOL, "move")
+    assert copy is not None and move is not None
+    assert copy.gain == 2.0 and move.gain == 1.25
+    assert ledger.measured(POOL, "other") is None
 
 
 def test_a_deleted_pool_is_forgotten() -> None:
@@ -90,7 +105,7 @@ def test_a_deleted_pool_is_forgotten() -> None:
     t = run(ledger, 0, 200, False, 100, 40.0)
     run(ledger, t, 200, True, 200, 20.0)
     ledger.add(t + 300, {}, {}, True)
-    assert ledger.measured(POOL) is None
+    assert ledger.measured(POOL, "copy") is None
 
 
 def measured(gain: float, at: float = 1000.0, reads: float = 0.9) -> MeasuredGain:
@@ -138,3 +153,4 @@ def test_quiet_periods_come_from_the_switches_and_the_usual_one_from_this_hour()
     far = usual_quiet_secs(periods, now=2 * day + 20000)
     assert far is not None and far[0] == 600 and "at any hour" in far[1]
     assert usual_quiet_secs([], now=0) is None
+    assert usual_quiet_secs(periods[:2], now=2 * day + 3650) is None  # too few to say

@@ -49,6 +49,7 @@ def sample_snapshot() -> dict[str, Any]:
             "2024-01-02 03:04:05: osd.5 weight 0.37 in sla_shared's weight set",
             "2024-01-02 03:09:05: osd.6 weight 0.5 in sla_shared's weight set",
         ],
+        "urgent_writes": {"written_last_day_bytes": 5.0e10, "budget_bytes_per_day": 1.2e11},
         "tick_seconds": {
             "count": 10,
             "sum": 0.42,

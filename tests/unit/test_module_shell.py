@@ -206,7 +206,8 @@ def test_unreadable_state_is_kept_and_reported(cluster: FakeCluster) -> None:
 
 
 def test_urgent_capacity_holds_the_switch_to_shared(cluster: FakeCluster) -> None:
-    m = managed(cluster, {}, max_isolation_secs=1e9)  # not kept isolated for its drain time
+    # not kept isolated for its drain time, nor for the urgent write budget
+    m = managed(cluster, {}, max_isolation_secs=1e9, max_urgent_drive_writes=0)
     cluster.osd_used_gib = 60
     cluster.pool_bytes = 300 << 30  # half of it would land on 4 x 100 GiB SSDs
     ticks(m, 3)

@@ -1,0 +1,87 @@
+"""The urgent OSDs' write budget: what switches to shared place there per
+day, counted from the switch records and bounded by max_urgent_drive_writes."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.fake_mgr import FakeCluster, make_module
+from mgr_sla.core.state import Role, Strategy, SwitchRecord
+from mgr_sla.core.wear import (
+    DAY_SECS,
+    WriteBudget,
+    count_sharing,
+    current_period,
+    over_budget,
+    write_budget,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+GIB = 2.0**30
+
+
+def shared_at(t: float, gib: float, dry_run: bool = False) -> SwitchRecord:
+    return SwitchRecord(t, "isolated", "shared", "quiet", dry_run=dry_run,
+                        bytes_to_urgent=gib * GIB)
+
+
+def test_the_last_24_hours_of_real_switches_to_shared_count() -> None:
+    now = 10 * DAY_SECS
+    history = [shared_at(now - DAY_SECS - 1, 500), shared_at(now - 3600, 20),
+               SwitchRecord(now - 1800, "shared", "isolated", "busy", bytes_to_isolate=9e12),
+               shared_at(now - 600, 30, dry_run=True), shared_at(now - 60, 10)]
+    budget = write_budget(history, now, 0.3, 1000 * GIB)
+    assert budget.written == 30 * GIB and budget.budget == 300 * GIB
+    assert budget.left == 270 * GIB
+    assert write_budget(history, now, 0.0, 1000 * GIB).left == float("inf")
+
+
+def test_each_pool_counts_once_per_shared_period_when_its_step_goes_out() -> None:
+    history = [SwitchRecord(0.0, "shared", "isolated", "busy")]
+    count_sharing(history, {3: 10 * GIB})  # isolated: no shared period to count in
+    assert current_period(history) is None and history[0].bytes_to_urgent is None
+    history.append(SwitchRecord(10.0, "isolated", "shared", "quiet"))
+    count_sharing(history, {3: 10 * GIB})  # the first step of a paced switch
+    count_sharing(history, {3: 10 * GIB, 4: 5 * GIB})  # the next step; 3 converging again
+    period = current_period(history)
+    assert period is history[-1] and period.pools_to_urgent == [3, 4]
+    assert period.bytes_to_urgent == 15 * GIB
+    history.append(SwitchRecord(20.0, "shared", "isolated", "busy", dry_run=True))
+    assert current_period(history) is period  # a dry run's record is not a period
+
+
+def test_the_best_gains_take_the_budget_first_and_the_rest_stay_isolated() -> None:
+    budget = WriteBudget(written=40 * GIB, budget=100 * GIB)  # 60 GiB left
+    kept = over_budget({1: (50 * GIB, 1.2), 2: (30 * GIB, 3.0), 3: (20 * GIB, 1.1)}, budget)
+    # 2 (3.0x) takes 30, 1 (1.2x) would need 50 of the 30 left, 3 (1.1x) fits in them
+    assert list(kept) == [1]
+    assert "would write 50.0 GiB" in kept[1] and "wrote 40.0 GiB of the 100.0 GiB" in kept[1]
+    assert over_budget({1: (1e15, 1.0)}, WriteBudget(0.0, 0.0)) == {}  # no limit
+
+
+def test_a_copy_pool_past_the_day_budget_stays_isolated_and_the_switch_is_counted() -> None:
+    cluster = FakeCluster()
+    cluster.add_pool(1, "fast", "sla_isolated_urgent")
+    cluster.add_pool(2, "first", "replicated_rule")
+    cluster.add_pool(3, "second", "replicated_rule")
+    cluster.pool_bytes = int(3 * 50 * GIB)  # 50 GiB stored in each pool
+    # 4 urgent OSDs of 100 GiB: 0.2 drive writes a day are 80 GiB, one copy of 50 fits
+    m = make_module(cluster, {}, {"min_dwell_secs": 0, "sustain_secs": 0, "step_wait_secs": 0,
+                                  "min_gain": 0, "max_urgent_drive_writes": 0.2})
+    m._rules.replace_check(lambda opts: None)
+    assert m.cmd_pool_set("fast", role=Role.URGENT).retval == 0
+    for name in ("first", "second"):
+        assert m.cmd_pool_set(name, role=Role.NORMAL, strategy=Strategy.COPY).retval == 0
+    for _ in range(6):
+        m.tick()
+    from mgr_sla.shell.commands_io import OutputFormat
+    status = json.loads(m.cmd_status(format=OutputFormat.JSON).stdout)
+    assert status["mode"] == "shared"
+    assert [cluster.pools[p]["size"] for p in (2, 3)] == [4, 3]
+    second = next(p for p in status["pools"] if p["name"] == "second")
+    assert "max_urgent_drive_writes" in second["kept_isolated"], second
+    assert status["urgent_writes"] == {"written_last_day_bytes": 50 * GIB,
+                                       "budget_bytes_per_day": 80 * GIB}
+    text = m.cmd_status(format=OutputFormat.PLAIN).stdout
+    assert "50.0 GiB placed on urgent OSDs by the last 24 h's switches of 80.0 GiB" in text
