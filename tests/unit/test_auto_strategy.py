@@ -158,13 +158,19 @@ def test_a_pool_set_with_a_strategy_keeps_it_whatever_the_mix() -> None:
     assert cluster.rule_of(3) == "sla_copy_3"
 
 
-def test_pool_rm_of_an_auto_pool_on_copy_removes_its_weight_set_too() -> None:
+def _auto_read_pool() -> tuple[FakeCluster, Any]:
+    """An auto pool 'reads' (id 3) whose clients only read, isolated for 25 s."""
     cluster = FakeCluster()
     cluster.add_pool(1, "fast", "sla_isolated_urgent")
     cluster.add_pool(3, "reads", "replicated_rule")
     m = _module(cluster)
     assert m.cmd_pool_set("reads", role=Role.NORMAL).retval == 0
     _ticks(m, cluster, 5, reads=1.0, busy=True)
+    return cluster, m
+
+
+def test_pool_rm_of_an_auto_pool_on_copy_removes_its_weight_set_too() -> None:
+    cluster, m = _auto_read_pool()
     assert _pool(m, "reads")["strategy"] == "copy" and 3 in cluster.weight_sets
     out = m.cmd_pool_rm("reads")
     assert out.retval == 0 and "weight set removed" in out.stdout, out
@@ -205,12 +211,7 @@ def test_a_pool_whose_mix_is_not_measured_keeps_its_strategy() -> None:
 
 def test_a_burst_of_writes_shorter_than_the_settle_time_changes_nothing() -> None:
     from mgr_sla.shell.strategy_watch import SETTLE_SECS
-    cluster = FakeCluster()
-    cluster.add_pool(1, "fast", "sla_isolated_urgent")
-    cluster.add_pool(3, "reads", "replicated_rule")
-    m = _module(cluster)
-    assert m.cmd_pool_set("reads", role=Role.NORMAL).retval == 0
-    _ticks(m, cluster, 5, reads=1.0, busy=True)
+    cluster, m = _auto_read_pool()
     seen, had = set(), set()
     for reads in (0.0, 0.0) + (1.0,) * 8:  # 10 s of writes, then reads again: 50 s
         cluster.epoch += 1  # a new map: the costs and choices are computed again
