@@ -58,13 +58,14 @@ class GainWatch:
         self.expected, self.kept, self.measured, self.by_strategy = {}, {}, {}, {}
         for pid, cost in costs.items():
             mine = cost.cost(Strategy(cost.strategy))
-            measured = self.ledger.measured(pid, cost.strategy)
-            if measured is not None:
-                self.measured[pid] = measured
+            measured = {c.strategy: self.ledger.measured(pid, c.strategy) for c in cost.costs}
+            mine_measured = measured[cost.strategy]
+            if mine_measured is not None:
+                self.measured[pid] = mine_measured
             self.by_strategy[pid] = {
                 c.strategy: expected_gain(c.expected_gain, c.strategy, read_fraction(pid),
-                                          self.ledger.measured(pid, c.strategy), now,
-                                          settings.gain_retry_secs) for c in cost.costs}
+                                          measured[c.strategy], now, settings.gain_retry_secs)
+                for c in cost.costs}
             exp = self.expected[pid] = self.by_strategy[pid][cost.strategy]
             if pid in shared or pinned is Mode.SHARED:
                 continue
