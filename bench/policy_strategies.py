@@ -1,9 +1,12 @@
 """Where each placement strategy pays in the policy simulation: bench/policy_sim.py
 run once per (strategy, normal data volume, read fraction), each run's best
-setting within the SLA budget and its ceiling, in one table and one file.
+setting within the SLA budget and its ceiling, in one table and one file; then
+what the module's `auto` does with such a pool (bench/policy_auto.py: shared
+by which strategy, or kept isolated and why) at each volume and mix.
 
     python3 -m bench.policy_strategies [--volumes-tb 1 10 100] [--reads 0 0.7]
-        [--out docs/benchmarks/policy-strategies.json] [policy_sim options ...]
+        [--ssd-tb 3.84] [--out docs/benchmarks/policy-strategies.json]
+        [policy_sim options ...]
 
 Options it does not know go to every policy_sim run as they are (--days, --osds,
 --hdd-ops, --ssd-ops, --thresholds, --dwells, ...). Pure CPU, like policy_sim.
@@ -17,6 +20,7 @@ import argparse
 import contextlib
 import io
 import json
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -24,6 +28,7 @@ from typing import Any
 
 from bench import needs, policy_sim, provenance
 from bench.common import RESULTS, write_json
+from bench.policy_auto import auto_decision
 
 STRATEGIES = ("move", "copy")
 
@@ -84,6 +89,36 @@ def table(cells: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def ssd_osds(map_info: dict[str, Any]) -> int:
+    """Urgent (ssd) OSDs of the simulated map: hosts x its per-host ssd count."""
+    match = re.search(r"(\d+) ssd", str(map_info.get("per_host", "")))
+    return int(map_info["hosts"]) * int(match.group(1)) if match else 0
+
+
+def auto_rows(cells: list[dict[str, Any]], urgent_raw_tb: float) -> list[dict[str, Any]]:
+    """`auto`'s decision per (volume, read fraction), from both strategies' cells."""
+    rows = []
+    for volume, reads in dict.fromkeys((c["volume_tb"], c["read_fraction"]) for c in cells):
+        both = {c["strategy"]: c for c in cells
+                if (c["volume_tb"], c["read_fraction"]) == (volume, reads)}
+        rows.append({"volume_tb": volume, "read_fraction": reads,
+                     **auto_decision(both, volume, urgent_raw_tb)})
+    return rows
+
+
+def auto_table(rows: list[dict[str, Any]]) -> str:
+    lines = ["| normal data | reads | auto shares it by | normal ops vs fixed | TB to urgent "
+             "per switch / day (budget) | kept isolated because, or limited by |", "|" + "---|" * 6]
+    for r in rows:
+        lines.append(f"| {r['volume_tb']:g} TB | {r['read_fraction']:.0%} "
+                     f"| {r['shared_by'] or 'kept isolated'} | {r['normal_vs_fixed']:.3f}x "
+                     f"| {r['urgent_bytes_per_switch'] / 1e12:.1f} / "
+                     f"{r['urgent_bytes_per_day'] / 1e12:.1f} "
+                     f"({r['urgent_budget_bytes_per_day'] / 1e12:.0f}) "
+                     f"| {r['kept_isolated'] or r['budget_limit'] or '-'} |")
+    return "\n".join(lines)
+
+
 def _duration(secs: float) -> str:
     return f"{secs:g} s" if secs < 120 else f"{secs / 3600:.2f} h"
 
@@ -93,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--volumes-tb", type=float, nargs="+", default=[1.0, 10.0, 100.0])
     parser.add_argument("--reads", type=float, nargs="+", default=[0.0, 0.7])
     parser.add_argument("--strategies", nargs="+", choices=STRATEGIES, default=list(STRATEGIES))
+    parser.add_argument("--ssd-tb", type=float, default=3.84,
+                        help="raw TB of each urgent (ssd) OSD: the room for a copy and "
+                             "the urgent write budget (default 3.84)")
     parser.add_argument("--out", type=Path, default=RESULTS / "policy-strategies.json")
     args, extra = parser.parse_known_args(argv)
     bad = [a for a in extra if a in ("--strategy", "--normal-tb", "--read-fraction", "--out")]
@@ -111,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"policy_strategies: {strategy} {volume:g} TB reads {reads:.0%} done",
                       file=sys.stderr, flush=True)
     assert first is not None
+    urgent_raw_tb = ssd_osds(first["map"]) * args.ssd_tb
+    auto = auto_rows(cells, urgent_raw_tb) if set(args.strategies) == set(STRATEGIES) else []
     result = {
         "what": "bench/policy_sim.py per strategy, normal data volume and read fraction: "
                 "normal throughput against fixed isolation and SLA-violation minutes a day",
@@ -118,11 +158,16 @@ def main(argv: list[str] | None = None) -> int:
                                          if k != "read_fraction"},
         "workload": first["workload"], "sla": first["sla"],
         "policy_sim_options": extra, "cells": cells,
+        "auto": {"urgent_raw_tb": round(urgent_raw_tb, 1), "ssd_tb_per_osd": args.ssd_tb,
+                 "settings": "the module's defaults (min_gain, max_isolation_secs, "
+                             "max_urgent_drive_writes)", "pools": auto},
         "provenance": provenance.provenance(
             "bench.policy_strategies", sys.argv[1:] if argv is None else argv, release,
             "+".join(provenance.DESIGN_OF_STRATEGY[s] for s in args.strategies))}
     write_json(args.out, result, sort_keys=False)
     print(table(cells))
+    if auto:
+        print(auto_table(auto))
     return 0
 
 

@@ -118,7 +118,12 @@ class GainLedger:
         for pool, where in placement.items():
             if self._placement.get(pool) != where:
                 self._placement[pool] = where
-                self._periods.setdefault((pool, where), deque(maxlen=self._keep)).append({})
+                kept = self._periods.setdefault((pool, where), deque(maxlen=self._keep))
+                # a spell that filed nothing (shorter than a window, or busy with
+                # urgent load all along) is no period: it must not push out one
+                # that measured something
+                if not kept or kept[-1]:
+                    kept.append({})
                 self._open.pop(pool, None)
             window = self._open.get(pool)
             if not quiet:

@@ -139,6 +139,24 @@ def test_policy_strategies(tmp_path):
     assert copy["switch"]["to_isolated_secs"] == r["cells"][1]["switch"]["to_isolated_secs"] == 10
     assert r["cells"][2]["switch"]["bytes_per_switch"] > r["cells"][0]["switch"]["bytes_per_switch"]
     assert "| normal data |" in p.stdout
+    # auto's decision per volume: from both strategies' simulated gains and the
+    # module's limits at its defaults (60 ssd OSDs: 10 hosts of 5 hdd + 1 ssd)
+    auto = r["auto"]
+    assert auto["urgent_raw_tb"] == round(10 * 3.84, 1)
+    assert [(a["volume_tb"], a["read_fraction"]) for a in auto["pools"]] == [(1.0, 0.7), (8.0, 0.7)]
+    for a, (move, copy) in zip(auto["pools"], (r["cells"][0:2], r["cells"][2:4])):
+        by = {"move": move, "copy": copy}
+        for name, cell in by.items():
+            assert a["options"][name]["gain"] == cell["fixed_shared"]["normal_vs_fixed"], a
+        assert (a["options"]["move"]["blocked"] is not None) == \
+            (move["switch"]["to_isolated_secs"] > 60), a
+        assert (a["shared_by"] is None) == (a["kept_isolated"] is not None), a
+        if a["shared_by"]:
+            assert a["options"][a["shared_by"]]["gain"] >= 1.05, a
+            assert a["normal_vs_fixed"] == by[a["shared_by"]]["recommended"]["normal_vs_fixed"]
+        else:
+            assert a["normal_vs_fixed"] == 1.0 and a["urgent_bytes_per_switch"] == 0, a
+    assert "| normal data | reads | auto shares it by |" in p.stdout
 
 
 def test_strategy_table(tmp_path):

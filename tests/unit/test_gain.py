@@ -88,6 +88,20 @@ def test_only_the_last_periods_count() -> None:
     assert now is not None and abs(now.gain - 1.0) < 0.01, now
 
 
+def test_spells_too_short_to_file_a_window_are_not_periods() -> None:
+    """Short isolated spells (an urgent burst, then the dwell) file nothing:
+    they must not push the isolated period that measured out of the last ones."""
+    ledger = GainLedger(keep_periods=2)
+    t = run(ledger, 0, 120, False, 100, 40.0)
+    t = run(ledger, t, 120, True, 200, 20.0)
+    for _ in range(3):
+        t = run(ledger, t, 20, False, 100, 40.0)  # under a window
+        t = run(ledger, t, 10, False, 100, 40.0, quiet=False)
+        t = run(ledger, t, 120, True, 200, 20.0)
+    got = ledger.measured(POOL, "copy")
+    assert got is not None and abs(got.gain - 2.0) < 0.01, got
+
+
 def test_each_strategy_is_measured_against_the_same_isolated_periods() -> None:
     ledger = GainLedger(keep_periods=4)
     t = run(ledger, 0, 200, False, 100, 40.0)

@@ -1,0 +1,211 @@
+"""One case of the workloads benchmark (bench/sla_workloads.py) on the SLA
+benchmark's cluster: three normal pools, each with its own mix, under the
+module's default configuration, through quiet and urgent periods.
+
+A cycle: an isolated quiet spell (the module's dwell: after the pools were
+set up, then after the urgent client), the module's switch to shared (which
+pools it shares, by which strategy, which it keeps and why), a shared spell,
+then the urgent client (the module isolates; the urgent p99 is measured once
+isolated). The normal clients run throughout; each spell's figures are theirs.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bench.sla_clients import UrgentClient
+from bench.sla_cluster import Bench
+from bench.workload_clients import PoolClients, lay_out
+from harness.cephcluster import PacedWriter, wait_for
+
+ISOLATED_RULE, NORMAL_SIZE = "sla_isolated_normal", 3
+URGENT_OPS = 80  # the warm-up urgent writer: above the benchmark's threshold (30 ops/s)
+
+
+@dataclass(frozen=True)
+class WorkloadPlan:
+    cases: tuple[str, ...]  # "fast-urgent", "slow-urgent"
+    cycles: int  # switches to shared per case
+    spell_secs: int  # each shared spell
+    dwell_secs: int  # the module's min_dwell_secs: each quiet isolated spell
+    mix: tuple[tuple[str, int], ...] = (("reads", 95), ("mixed", 70), ("writes", 10))
+    pg_num: int = 16
+    block_kb: int = 16
+    iodepth: int = 2  # ops in flight per pool: the middle of one of the module's load bins
+
+
+# the slow case: the urgent region's devices at a third of an HDD's I/Os
+SLOW_SSD_FRACTION = 3
+
+
+class WorkloadCase:
+    def __init__(self, bench: Bench, plan: WorkloadPlan, say: Callable[[str], None]) -> None:
+        self.bench, self.plan, self.say = bench, plan, say
+        self.c = bench.cluster
+        self.mix: Mapping[str, int] = dict(plan.mix)
+        self.ssd = {o for o, cls in bench.classes.items() if cls == "ssd"}
+
+    # setup
+
+    def device_speeds(self, case: str) -> dict[str, int]:
+        speeds = self.bench.speeds
+        ssd = speeds.ssd_iops if case == "fast-urgent" else \
+            max(1, speeds.hdd_iops // SLOW_SSD_FRACTION)
+        for osd, cls in self.bench.classes.items():
+            name = f"osd.{osd}"
+            self.bench.throttle.limit(name, self.bench.pids[name],
+                                      ssd if cls == "ssd" else speeds.hdd_iops)
+        return {"hdd_device_iops": speeds.hdd_iops, "ssd_device_iops": ssd}
+
+    def fresh_pools(self) -> None:
+        """The urgent pool and the normal pools, empty, each managed by the
+        module (normal ones without --strategy: the default, auto), isolated."""
+        c = self.c
+        c.ceph("sla", "mode", "isolated")
+        wait_for("the module pinned isolated", lambda: self.bench.mode() == "isolated", 120)
+        for pool in ("urgent", *self.mix):
+            if c.ceph_raw("sla", "pool", "rm", pool, timeout=300).returncode not in (0, 2):
+                raise RuntimeError(f"sla pool rm {pool} failed")
+            if self.bench.pool_id(pool) is not None:
+                c.ceph("osd", "pool", "rm", pool, pool, "--yes-i-really-really-mean-it")
+        c.wait_clean(600)
+        for pool in ("urgent", *self.mix):
+            c.create_pool(pool, self.plan.pg_num)
+        c.ceph("sla", "pool", "set", "urgent", "urgent", timeout=300)
+        for pool in self.mix:
+            c.ceph("sla", "pool", "set", pool, "normal", timeout=300)
+        c.wait_clean(600)
+        lay_out(c, self.mix)
+
+    # what the module did
+
+    def pools_now(self) -> dict[str, dict[str, Any]]:
+        """Each normal pool as the module shows it: placement, strategy, why kept, gain."""
+        out = {}
+        for p in self.c.sla_status()["pools"]:
+            if p["name"] in self.mix:
+                nxt = p.get("next_strategy") or {}
+                out[p["name"]] = {
+                    "shared": p["rule"] != ISOLATED_RULE or p["size"] != NORMAL_SIZE,
+                    "rule": p["rule"], "size": p["size"], "strategy": p["strategy"],
+                    "auto": p["strategy_auto"], "read_fraction": p["read_fraction"],
+                    "kept_isolated": p["kept_isolated"], "gain": p["gain"],
+                    "next_strategy": nxt.get("strategy"),
+                    "options": nxt.get("options")}
+        return out
+
+    def placed(self) -> bool:
+        """Every normal pool where the module wants it, its PGs clean; isolated:
+        none acting on an urgent OSD."""
+        isolated = self.bench.mode() == "isolated"
+        for p in self.c.sla_status()["pools"]:
+            if p["name"] in self.mix and (p["rule"], p["size"]) != (
+                    p["expected_rule"], p["expected_size"]):
+                raise RuntimeError(f"{p['name']} on {p['rule']} size {p['size']}, expected "
+                                   f"{p['expected_rule']} size {p['expected_size']}")
+        for pool in self.mix:
+            pgs = self.c.json("pg", "ls-by-pool", pool)
+            for pg in pgs["pg_stats"] if isinstance(pgs, dict) else pgs:
+                if pg["state"] != "active+clean" or (isolated and self.ssd & set(pg["acting"])):
+                    raise RuntimeError(f"{pool} PG {pg['pgid']} {pg['state']} on {pg['acting']}")
+        return True
+
+    def switch_record(self, to: str, since: float) -> dict[str, Any]:
+        def recorded() -> dict[str, Any] | None:
+            h = self.c.json("sla", "history")[0]
+            return h if h["to"] == to and h["time"] >= since - 1 and \
+                h["pgs_moved"] is not None else None
+        h = wait_for(f"the switch to {to} recorded", recorded, 600)
+        return {k: h.get(k) for k in ("to", "reason", "pgs_moved", "replicas_moved",
+                                      "bytes_to_urgent", "pools_to_urgent",
+                                      "time_to_isolation_secs")}
+
+    # spells
+
+    def spell(self, until: Callable[[], bool], timeout: float, what: str) -> dict[str, Any]:
+        """The normal clients run until `until()` (checked each second) or `timeout`."""
+        clients = PoolClients(self.c, self.mix, self.plan.block_kb, self.plan.iodepth)
+        started = time.monotonic()
+        try:
+            while time.monotonic() - started < timeout and not until():
+                time.sleep(1)
+        finally:
+            figures = clients.stop()
+        secs = round(time.monotonic() - started, 1)
+        self.say(f"{what}: {secs} s, " + ", ".join(
+            f"{pool} {f['ops_per_sec']} ops/s" for pool, f in figures.items()))
+        return {"spell": what, "secs": secs, "clients": figures}
+
+    def to_shared(self, cycle: int) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The quiet isolated spell until the module shares, then the clients
+        run on until every pool is placed: (spell, switch)."""
+        if cycle == 0:  # the pool set ran pinned isolated: now the module decides
+            self.c.ceph("sla", "mode", "auto")
+        quiet = self.spell(lambda: self.bench.mode() == "shared", self.plan.dwell_secs + 120,
+                           "isolated (quiet, the dwell)")
+        wall = time.time() - quiet["secs"]
+        t0 = time.monotonic()
+        self.spell(lambda: self.bench.mode() == "shared" and _quietly(self.placed),
+                   900, "the switch to shared, until placed")
+        switch = {**self.switch_record("shared", wall),
+                  "placed_secs": round(time.monotonic() - t0, 1), "pools": self.pools_now()}
+        return quiet, switch
+
+    def urgent(self) -> dict[str, Any]:
+        """The urgent client comes: the module isolates under the normal load;
+        then the urgent client's run, isolated, beside the normal clients."""
+        clients = PoolClients(self.c, self.mix, self.plan.block_kb, self.plan.iodepth)
+        try:
+            # a steady urgent writer above the high threshold until isolated
+            wall, warmup = time.time(), PacedWriter(self.c, "urgent", secs=900, ops=URGENT_OPS)
+            try:
+                wait_for("mode isolated", lambda: self.bench.mode() == "isolated", 300)
+                reaction = round(time.time() - wall, 1)
+                wait_for("the normal pools isolated and clean", self.placed, 900)
+            finally:
+                warmup.stop()
+            switch = self.switch_record("isolated", wall)
+            measured = UrgentClient(self.c, self.bench.plan, self.bench.workdir).result()
+        finally:
+            figures = clients.stop()
+        return {"reaction_secs": reaction, "switch": switch, **measured,
+                "mode_after": self.bench.mode(), "clients": figures}
+
+    def run(self, case: str) -> dict[str, Any]:
+        self.say(f"case {case}")
+        speeds = self.device_speeds(case)
+        self.fresh_pools()
+        cycles = []
+        for cycle in range(self.plan.cycles):
+            quiet, switch = self.to_shared(cycle)
+            shared = self.spell(lambda: False, self.plan.spell_secs, "shared")
+            shared["pools"] = self.pools_now()
+            urgent = self.urgent()
+            self.say(f"cycle {cycle + 1}: urgent p99 {urgent['urgent_p99_ms']} ms, shared "
+                     + ", ".join(f"{n} {'by ' + p['strategy'] if p['shared'] else 'no'}"
+                                 for n, p in switch["pools"].items()))
+            cycles.append({"cycle": cycle + 1, "isolated": quiet, "switch": switch,
+                           "shared": shared, "urgent": urgent,
+                           "client_gain": client_gain(quiet, shared)})
+        return {"case": case, "devices": speeds, "mix_read_percent": dict(self.mix),
+                "cycles": cycles}
+
+
+def _quietly(probe: Callable[[], bool]) -> bool:
+    try:
+        return probe()
+    except RuntimeError:
+        return False
+
+
+def client_gain(isolated: Mapping[str, Any], shared: Mapping[str, Any]) -> dict[str, float]:
+    """Per pool: its clients' ops/s in the shared spell over the isolated one
+    (closed-loop clients: a throughput ratio is a latency ratio)."""
+    out = {}
+    for pool, s in shared["clients"].items():
+        i = isolated["clients"].get(pool, {}).get("ops_per_sec") or 0
+        if i:
+            out[pool] = round(s["ops_per_sec"] / i, 2)
+    return out

@@ -1,0 +1,69 @@
+"""The workloads benchmark (the module's default configuration, three normal
+pools of different mixes) at its smallest size: one case, one cycle, on its
+own cluster with emulated devices. Its figures are not judged here
+(docs/benchmarks.md reports them); what is checked is that the cycle measured
+what it claims, that the module's decisions are those it reported, and that
+nothing is left behind."""
+import os
+import shutil
+
+import pytest
+from bench_runner import blkio_groups, own_processes, results, run_bench
+
+from bench import sla_workloads as W
+
+NEEDS_CEPH = pytest.mark.skipif(shutil.which("ceph-mon") is None,
+                                reason="Ceph packages missing: run deploy/install-deps.sh")
+
+
+@NEEDS_CEPH
+def test_smoke_run(tmp_path):
+    groups_before = blkio_groups("sla-bench-")
+    out = tmp_path / "workloads.json"
+    work = tmp_path / "work"
+    work.mkdir()
+    p, _ = run_bench("sla_workloads", "--smoke", "--out", str(out),
+                     env={**os.environ, "TMPDIR": str(work)}, timeout=900)
+    r = results(out, "sla_workloads", "pacific", "upmap+copy")
+    assert own_processes(str(work)) == []
+    assert blkio_groups("sla-bench-") == groups_before
+    assert list(work.iterdir()) == []
+
+    # the module ran at its defaults for what is decided here
+    assert r["plan"]["module_defaults"] == {"default_strategy": "auto", "min_gain": "1.05",
+                                           "gain_retry_secs": "604800",
+                                           "max_urgent_drive_writes": "0.3"}
+    [case] = r["cases"]
+    assert case["case"] == "fast-urgent" and len(case["cycles"]) == W.SMOKE.cycles
+    mix = dict(W.SMOKE.mix)
+    for cycle in case["cycles"]:
+        # each pool's client kept its mix, in both spells
+        for spell in ("isolated", "shared"):
+            for pool, f in cycle[spell]["clients"].items():
+                assert f["ops"] > 0 and abs(f["read_fraction"] - mix[pool] / 100) < 0.1, f
+        switch = cycle["switch"]
+        assert switch["to"] == "shared" and set(switch["pools"]) == set(mix)
+        for seen in switch["pools"].values():
+            # auto pools; shared by their strategy, or kept with a reason
+            assert seen["auto"] and seen["strategy"] in ("copy", "move"), seen
+            assert seen["shared"] == (seen["kept_isolated"] is None), seen
+            if seen["strategy"] == "copy" and seen["shared"]:
+                assert seen["size"] == 4, seen
+            if seen["strategy"] == "move" and seen["shared"]:
+                assert seen["rule"] == "sla_shared" and seen["size"] == 3, seen
+        shared = {pool for pool, seen in switch["pools"].items() if seen["shared"]}
+        # each pool it shared counted once against the urgent write budget
+        assert len(switch["pools_to_urgent"] or []) == len(shared), switch
+        assert ((switch["bytes_to_urgent"] or 0) > 0) == bool(shared), switch
+        # the urgent client came: isolated, measured with every op
+        urgent = cycle["urgent"]
+        assert urgent["switch"]["to"] == "isolated" and urgent["reaction_secs"] > 0, urgent
+        assert urgent["urgent_ops"] == 2 * 8 * 1024 // W.SMOKE.block_kb, urgent
+        assert 0 < urgent["urgent_p50_ms"] <= urgent["urgent_p99_ms"], urgent
+        assert set(cycle["client_gain"]) == set(mix)
+    # one summary row per pool, its sharing as the cycles saw it
+    assert [s["pool"] for s in r["summary"]] == list(mix)
+    for s in r["summary"]:
+        seen = [c["switch"]["pools"][s["pool"]] for c in case["cycles"]]
+        assert s["shared_by_cycle"] == [x["strategy"] if x["shared"] else None for x in seen]
+    assert "| case | pool (reads) |" in p.stdout
