@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,6 +14,8 @@ from bench.common import fio_json
 from harness.cephcluster import Cluster
 
 FILES, FILE_MB = 8, 4  # per pool: 32 MB in 8 objects
+# fio interrupted while it sets up writes no report: a spell runs at least this long
+MIN_RUN_SECS = 5.0
 
 
 def _fio(cluster: Cluster, pool: str, block_kb: int, *args: str) -> list[str]:
@@ -64,9 +67,11 @@ class PoolClients:
                  "--runtime=3600"),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for pool, reads in mix.items()}
+        self.started = time.monotonic()
 
     def stop(self) -> dict[str, dict[str, Any]]:
         """Each pool's figures since its client started."""
+        time.sleep(max(0.0, self.started + MIN_RUN_SECS - time.monotonic()))
         for p in self.procs.values():
             if p.poll() is None:
                 p.send_signal(signal.SIGINT)

@@ -3,9 +3,12 @@ normal pool whose clients only write is never copied onto the urgent region (a
 copy there serves no write: every write still costs the N normal copies) but
 shared by move, while a pool whose clients read is shared with copy; when the
 read pool's clients turn to writes, its strategy changes while it is isolated
-(no pool change, no PG moved) and its next switch to shared is a move."""
+(no pool change, no PG moved) and its next switch to shared is a move. Once
+the write pool's gain is measured and falls under min_gain, its next switch
+to shared keeps it isolated, and the module says why."""
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -17,6 +20,7 @@ from .conftest import DWELL
 pytestmark = pytest.mark.integration
 
 WRITES, READS = "gainwrites", "gainreads"
+ISOLATED_SPELL = 90.0
 
 
 def _size(cluster: Cluster, name: str) -> int:
@@ -61,6 +65,7 @@ def test_auto_copies_a_read_pool_moves_a_write_pool_and_follows_a_change_of_mix(
     cluster.ceph("config", "set", "mgr", "mgr/sla/min_gain", "1.05")
     clients = [PacedWriter(cluster, WRITES, secs=900, ops=20),
                PacedWriter(cluster, READS, secs=900, ops=20, reads=1.0)]
+    started = time.monotonic()
     sizes: set[int] = set()
 
     def shared_each_its_way() -> bool:
@@ -74,12 +79,23 @@ def test_auto_copies_a_read_pool_moves_a_write_pool_and_follows_a_change_of_mix(
         wait_for("the read pool on copy, the write pool on move", lambda: _or_say(
             cluster, _entry(cluster, READS)["strategy"] == "copy"
             and _entry(cluster, WRITES)["strategy"] == "move", WRITES, READS), 180)
+        # the clients' isolated spell: long enough for the module to measure it
+        # (two of its 30 s windows, then the gain needs a minute of each side)
+        time.sleep(max(0.0, ISOLATED_SPELL - (time.monotonic() - started)))
         cluster.ceph("sla", "mode", "auto")  # no urgent client: shared after the dwell
         wait_for("the read pool copied, the write pool moved", shared_each_its_way,
                  DWELL + 180)
         assert sizes == {3}, f"{WRITES} was given a copy: sizes seen {sizes}"
         plan = {c["name"]: c for c in cluster.json("sla", "plan")["costs"]}
         assert plan[WRITES]["next_strategy"]["options"]["copy"]["gain"] < 1.05, plan[WRITES]
+        # the write pool's gain by move, measured; a bar above it (and under the
+        # read pool's, the model's for move) takes effect at the next switch
+        gain = wait_for(f"{WRITES}'s gain measured", lambda: (
+            _entry(cluster, WRITES)["gain"] or {}).get("measured"), 180)
+        model = plan[READS]["next_strategy"]["options"]["move"]["gain"]
+        bar = round((gain + model) / 2, 2)
+        assert gain < bar < model, f"{WRITES} measured {gain}x by move, the model says {model}x"
+        cluster.ceph("config", "set", "mgr", "mgr/sla/min_gain", str(bar))
         # urgent clients isolate both; then the read pool's clients only write
         clients.append(PacedWriter(cluster, "urgent", secs=900))
         wait_mode(cluster, "isolated", 60)
@@ -97,6 +113,12 @@ def test_auto_copies_a_read_pool_moves_a_write_pool_and_follows_a_change_of_mix(
         wait_for(f"{READS} shared by move", lambda: _or_say(
             cluster, cluster.pool_rule(READS) == "sla_shared", READS), DWELL + 120)
         assert _size(cluster, READS) == 3
+        # ... and keeps the write pool isolated, for its measured gain
+        writes = _entry(cluster, WRITES)
+        assert writes["rule"] == "sla_isolated_normal" and writes["size"] == 3, writes
+        why = writes["kept_isolated"] or ""
+        assert why.startswith("expected gain ") and "(measured: " in why \
+            and why.endswith(f"under min_gain {bar:g}x"), writes
     finally:
         for client in clients:
             client.stop()
