@@ -115,8 +115,18 @@ def auto_table(rows: list[dict[str, Any]]) -> str:
                      f"| {r['urgent_bytes_per_switch'] / 1e12:.1f} / "
                      f"{r['urgent_bytes_per_day'] / 1e12:.1f} "
                      f"({r['urgent_budget_bytes_per_day'] / 1e12:.0f}) "
-                     f"| {r['kept_isolated'] or r['budget_limit'] or '-'} |")
+                     f"| {_auto_why(r)} |")
     return "\n".join(lines)
+
+
+def _auto_why(row: dict[str, Any]) -> str:
+    """Why the pool is kept isolated (with what blocks the other strategy), or
+    what bounds its sharing."""
+    if not row["kept_isolated"]:
+        return row["budget_limit"] or "-"
+    blocked = [f"{s}: {o['blocked']}" for s, o in row["options"].items()
+               if o["blocked"] and o["blocked"] not in row["kept_isolated"]]
+    return "; ".join([row["kept_isolated"], *blocked])
 
 
 def _duration(secs: float) -> str:

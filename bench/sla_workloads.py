@@ -37,8 +37,8 @@ from typing import Any
 from bench.common import emulated_main, machine
 from bench.emulation import DeviceSpeeds
 from bench.sla_cluster import bench_cluster
-from bench.sla_plan import MODULE_CONFIG, THRESHOLD, Plan
-from bench.workload_rounds import SLOW_SSD_FRACTION, WorkloadCase, WorkloadPlan
+from bench.sla_plan import MODULE_CONFIG, Plan
+from bench.workload_rounds import SLOW_SSD_FRACTION, THRESHOLDS, WorkloadCase, WorkloadPlan
 
 SMOKE = WorkloadPlan(("fast-urgent",), cycles=1, spell_secs=65, dwell_secs=75)
 FULL = WorkloadPlan(("fast-urgent", "slow-urgent"), cycles=3, spell_secs=75, dwell_secs=130)
@@ -62,7 +62,7 @@ def run(plan: WorkloadPlan, speeds: DeviceSpeeds, say: Callable[[str], None]
         cases = [WorkloadCase(bench, plan, say).run(case) for case in plan.cases]
     return {"cases": cases, "summary": summary(cases),
             "plan": {**asdict(plan), "osds": 8, "objectstore": "bluestore",
-                     "threshold_iops": list(THRESHOLD),
+                     "threshold_iops": {case: list(t) for case, t in THRESHOLDS.items()},
                      "module": {**MODULE_CONFIG, "min_dwell_secs": str(plan.dwell_secs)},
                      "module_defaults": options,
                      "slow_ssd": f"hdd_iops // {SLOW_SSD_FRACTION}",

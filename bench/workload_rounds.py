@@ -21,7 +21,12 @@ from bench.workload_clients import PoolClients, lay_out
 from harness.cephcluster import PacedWriter, wait_for
 
 ISOLATED_RULE, NORMAL_SIZE = "sla_isolated_normal", 3
-URGENT_OPS = 80  # the warm-up urgent writer: above the benchmark's threshold (30 ops/s)
+# the warm-up urgent clients: synchronous ones side by side, half reads, so that
+# even the slow urgent region takes their ops above the high threshold
+URGENT_WARMUP_CLIENTS, URGENT_WARMUP_OPS = 4, 20
+# the urgent IOPS thresholds (high, low) of each case: an urgent region a third
+# of an HDD serves a few dozen ops a second, and its operator sets them lower
+THRESHOLDS = {"fast-urgent": ("30", "10"), "slow-urgent": ("12", "5")}
 
 
 @dataclass(frozen=True)
@@ -49,7 +54,7 @@ class WorkloadCase:
 
     # setup
 
-    def device_speeds(self, case: str) -> dict[str, int]:
+    def device_speeds(self, case: str) -> dict[str, Any]:
         speeds = self.bench.speeds
         ssd = speeds.ssd_iops if case == "fast-urgent" else \
             max(1, speeds.hdd_iops // SLOW_SSD_FRACTION)
@@ -57,7 +62,9 @@ class WorkloadCase:
             name = f"osd.{osd}"
             self.bench.throttle.limit(name, self.bench.pids[name],
                                       ssd if cls == "ssd" else speeds.hdd_iops)
-        return {"hdd_device_iops": speeds.hdd_iops, "ssd_device_iops": ssd}
+        self.c.ceph("sla", "set-threshold", *THRESHOLDS[case])
+        return {"hdd_device_iops": speeds.hdd_iops, "ssd_device_iops": ssd,
+                "threshold_iops": list(THRESHOLDS[case])}
 
     def fresh_pools(self) -> None:
         """The urgent pool and the normal pools, empty, each managed by the
@@ -159,13 +166,16 @@ class WorkloadCase:
         clients = PoolClients(self.c, self.mix, self.plan.block_kb, self.plan.iodepth)
         try:
             # a steady urgent writer above the high threshold until isolated
-            wall, warmup = time.time(), PacedWriter(self.c, "urgent", secs=900, ops=URGENT_OPS)
+            wall = time.time()
+            warmup = [PacedWriter(self.c, "urgent", secs=900, ops=URGENT_WARMUP_OPS, reads=0.5)
+                      for _ in range(URGENT_WARMUP_CLIENTS)]
             try:
                 wait_for("mode isolated", lambda: self.bench.mode() == "isolated", 300)
                 reaction = round(time.time() - wall, 1)
                 wait_for("the normal pools isolated and clean", self.placed, 900)
             finally:
-                warmup.stop()
+                for client in warmup:
+                    client.stop()
             switch = self.switch_record("isolated", wall)
             measured = UrgentClient(self.c, self.bench.plan, self.bench.workdir).result()
         finally:

@@ -101,7 +101,12 @@ class OptionSpec:
     def fields(self) -> dict[str, Any]:
         """Keyword arguments of mgr_module.Option (compat.option drops the
         ones a release does not know)."""
-        out: dict[str, Any] = {"type": self.type, "default": getattr(Settings(), self.name),
+        default = getattr(Settings(), self.name)
+        if self.type == "secs":
+            # Ceph parses a secs default as a time span: "60.0" is not one, and
+            # `ceph config help` / `config get` would show the option as 0
+            default = int(default)
+        out: dict[str, Any] = {"type": self.type, "default": default,
                                "runtime": True, "desc": self.desc}
         if self.min is not None:
             out["min"] = self.min

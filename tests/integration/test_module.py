@@ -83,6 +83,19 @@ def test_pools_get_their_rules(cluster: Cluster, sla: Objects) -> None:
     assert roles == {"urgent": "urgent", "normal": "normal"}
 
 
+def test_the_mon_knows_every_option_default(cluster: Cluster, sla: Objects) -> None:
+    """`ceph config help` shows what the module uses when the option is unset
+    (a time span default Ceph cannot parse shows as 0)."""
+    from mgr_sla.core.settings import SETTINGS_SPECS, Settings
+    for spec in SETTINGS_SPECS:
+        if spec.type not in ("secs", "int", "float"):
+            continue
+        out = cluster.ceph("config", "help", f"mgr/sla/{spec.name}")
+        [shown] = [line.split(":", 1)[1].strip() for line in out.splitlines()
+                   if line.strip().startswith("Default:")]
+        assert float(shown) == getattr(Settings(), spec.name), (spec.name, out)
+
+
 def test_no_urgent_load_gives_shared(cluster: Cluster, sla: Objects) -> None:
     cluster.wait_clean(240)
     wait_mode(cluster, "shared", DWELL + 90)

@@ -14,6 +14,14 @@ def test_every_setting_has_one_option_spec_and_the_default_lives_in_settings() -
         assert spec.desc and spec.fields()["runtime"] is True
 
 
+def test_time_span_defaults_are_whole_seconds_ceph_can_parse() -> None:
+    # Ceph reads a secs default as a time span ("60", not "60.0", which it shows as 0)
+    for spec in SETTINGS_SPECS:
+        if spec.type == "secs":
+            default = spec.fields()["default"]
+            assert isinstance(default, int) and str(default).isdigit(), (spec.name, default)
+
+
 def test_placement_defaults_are_the_generators() -> None:
     d = crush_rules.DEFAULT_SCOPE
     s = Settings()
