@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ..core.decision import Mode
 from ..core.state import Role
 from ..core.status import PoolFacts, StatusFacts
 from ..placement.placer import Placer
@@ -28,8 +29,10 @@ def gather(base: StatusFacts, parts: StatusParts) -> StatusFacts:
     """`base` (the module's own facts) with every figure the collaborators hold."""
     state, slo = base.state, base.settings.slo()
     mode = state.decision.mode
+    kept = parts.costs.keep_isolated
     pools = {pool_id: PoolFacts(
-        target=target(role, mode),
+        # where the module takes the pool: a pool kept isolated stays so in shared mode
+        target=target(role, Mode.ISOLATED if pool_id in kept else mode),
         client_iops=parts.activity.rate(pool_id),
         read_fraction=parts.activity.read_fraction(pool_id),
         misplaced_ratio=parts.tracker.misplaced(pool_id),

@@ -67,7 +67,9 @@ class StrategyWatch:
     def _blocked(self, pid: int, role: PoolRole, info: PoolInfo, cost: SwitchCost,
                  maps: MapSnapshot, max_isolation_secs: float) -> str | None:
         kind = Strategy(cost.strategy)
-        refusal = MODELS[kind].refusal(replace(info, size=isolated_size(role, info.size)))
+        # judged at the pool's isolated size: a pool shared by copy is one larger now
+        isolated = replace(info, size=isolated_size(role, info.size))
+        refusal = MODELS[kind].refusal(isolated)
         if refusal:
             return refusal
         if cost.time_to_isolation_secs > max_isolation_secs:
@@ -76,7 +78,7 @@ class StrategyWatch:
         if not cost.fits_urgent:
             return (f"needs {cost.urgent_bytes_needed / 2**30:.1f} GiB on the urgent region, "
                     "more than its free space under nearfull_ratio")
-        need = MODELS[kind].needs(with_strategy(role, kind, info) if role.auto else role)
+        need = MODELS[kind].needs(with_strategy(role, kind, isolated) if role.auto else role)
         missing = [r for r in need.rules if r not in maps.view.rules]
         if need.weight_set and pid not in maps.view.choose_args_pools:
             missing.append("the pool's weight set")

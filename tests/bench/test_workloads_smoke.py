@@ -1,9 +1,9 @@
 """The workloads benchmark (the module's default configuration, three normal
-pools of different mixes) at its smallest size: one case, one cycle, on its
-own cluster with emulated devices. Its figures are not judged here
-(docs/benchmarks.md reports them); what is checked is that the cycle measured
-what it claims, that the module's decisions are those it reported, and that
-nothing is left behind."""
+pools of different mixes) at its smallest size: one cycle of each case (a
+fast and a slow urgent region), on its own cluster with emulated devices. Its
+figures are not judged here (docs/benchmarks.md reports them); what is checked
+is that each cycle measured what it claims, that the module's decisions are
+those it reported, and that nothing is left behind."""
 import os
 import shutil
 
@@ -11,6 +11,7 @@ import pytest
 from bench_runner import blkio_groups, own_processes, results, run_bench
 
 from bench import sla_workloads as W
+from bench import workload_rounds as R
 
 NEEDS_CEPH = pytest.mark.skipif(shutil.which("ceph-mon") is None,
                                 reason="Ceph packages missing: run deploy/install-deps.sh")
@@ -23,20 +24,37 @@ def test_smoke_run(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     p, _ = run_bench("sla_workloads", "--smoke", "--out", str(out),
-                     env={**os.environ, "TMPDIR": str(work)}, timeout=900)
+                     env={**os.environ, "TMPDIR": str(work)}, timeout=1500)
     r = results(out, "sla_workloads", "pacific", "upmap+copy")
     assert own_processes(str(work)) == []
     assert blkio_groups("sla-bench-") == groups_before
     assert list(work.iterdir()) == []
 
     # the module ran at its defaults for what is decided here
-    assert r["plan"]["module_defaults"] == {"default_strategy": "auto", "min_gain": "1.05",
-                                           "gain_retry_secs": "604800",
-                                           "max_urgent_drive_writes": "0.3"}
-    [case] = r["cases"]
-    assert case["case"] == "fast-urgent" and len(case["cycles"]) == W.SMOKE.cycles
+    defaults = r["plan"]["module_defaults"]
+    assert defaults.pop("default_strategy") == "auto"
+    assert {k: float(v) for k, v in defaults.items()} == {
+        "min_gain": 1.05, "gain_retry_secs": 7 * 86400, "max_urgent_drive_writes": 0.3}
+    assert [c["case"] for c in r["cases"]] == ["fast-urgent", "slow-urgent"]
     mix = dict(W.SMOKE.mix)
-    for cycle in case["cycles"]:
+    for case in r["cases"]:
+        assert len(case["cycles"]) == W.SMOKE.cycles
+        check_cycles(case["cycles"], mix)
+    # the slow case ran on SSDs a third of an HDD, with its own thresholds
+    slow = r["cases"][1]["devices"]
+    assert slow["ssd_device_iops"] == r["emulation"]["hdd_device_iops"] // 3, slow
+    assert slow["threshold_iops"] == list(R.THRESHOLDS["slow-urgent"]), slow
+    # one summary row per case and pool, its sharing as the cycles saw it
+    assert [(s["case"], s["pool"]) for s in r["summary"]] == [
+        (c, pool) for c in ("fast-urgent", "slow-urgent") for pool in mix]
+    for s, case in zip(r["summary"], [c for c in r["cases"] for _ in mix]):
+        seen = [c["switch"]["pools"][s["pool"]] for c in case["cycles"]]
+        assert s["shared_by_cycle"] == [x["strategy"] if x["shared"] else None for x in seen]
+    assert "| case | pool (reads) |" in p.stdout
+
+
+def check_cycles(cycles, mix):
+    for cycle in cycles:
         # each pool's client kept its mix, in both spells
         for spell in ("isolated", "shared"):
             for pool, f in cycle[spell]["clients"].items():
@@ -61,9 +79,3 @@ def test_smoke_run(tmp_path):
         assert urgent["urgent_ops"] == 2 * 8 * 1024 // W.SMOKE.block_kb, urgent
         assert 0 < urgent["urgent_p50_ms"] <= urgent["urgent_p99_ms"], urgent
         assert set(cycle["client_gain"]) == set(mix)
-    # one summary row per pool, its sharing as the cycles saw it
-    assert [s["pool"] for s in r["summary"]] == list(mix)
-    for s in r["summary"]:
-        seen = [c["switch"]["pools"][s["pool"]] for c in case["cycles"]]
-        assert s["shared_by_cycle"] == [x["strategy"] if x["shared"] else None for x in seen]
-    assert "| case | pool (reads) |" in p.stdout

@@ -129,6 +129,9 @@ def test_reads_share_by_copy_and_writes_by_move_with_no_command_while_isolated()
     assert _pool(m, "mixed")["next_strategy"]["strategy"] == "copy"
     _ticks(m, cluster, 8, reads=1.0)
     assert cluster.rule_of(3) == "sla_copy_3" and cluster.pools[3]["size"] == 4
+    # shared by copy, one larger: copy is still the choice, judged at size 3
+    choice = _pool(m, "mixed")["next_strategy"]
+    assert choice["strategy"] == "copy" and choice["options"]["copy"]["blocked"] is None, choice
     _ticks(m, cluster, 3, reads=1.0, busy=True)
     assert cluster.rule_of(3) == "sla_isolated_normal" and cluster.pools[3]["size"] == 3
     before = ({pg: cluster.up_set(pg) for pg in cluster.raw if pg.startswith("3.")},

@@ -475,6 +475,8 @@ def test_a_pool_that_would_not_gain_stays_isolated_unless_shared_mode_is_pinned(
     status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
     copied = next(p for p in status["pools"] if p["name"] == "copied")
     assert "under min_gain 1.05x" in copied["kept_isolated"], copied
+    # what the module does with it, in shared mode: keeps it where it is
+    assert (copied["expected_rule"], copied["expected_size"]) == ("sla_isolated_normal", 3)
     assert copied["gain"]["source"] == "model" and copied["gain"]["measured"] is None
     assert abs(copied["gain"]["expected"] - 1.033) < 0.01, copied["gain"]
     plan = m.cmd_plan(format=_fmt("plain")).stdout
@@ -482,6 +484,9 @@ def test_a_pool_that_would_not_gain_stays_isolated_unless_shared_mode_is_pinned(
     assert m.cmd_mode(ModeArg.SHARED).retval == 0
     ticks(m, 4)
     assert cluster.rule_of(3) == "sla_copy_3" and cluster.pools[3]["size"] == 4
+    pinned = json.loads(m.cmd_status(format=_fmt("json")).stdout)
+    copied = next(p for p in pinned["pools"] if p["name"] == "copied")
+    assert (copied["expected_rule"], copied["expected_size"]) == ("sla_copy_3", 4), copied
     assert m.cmd_mode(ModeArg.AUTO).retval == 0
     ticks(m, 4)
     assert cluster.rule_of(3) == "sla_copy_3" and cluster.pools[3]["size"] == 4
