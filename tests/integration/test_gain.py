@@ -113,12 +113,16 @@ def test_auto_copies_a_read_pool_moves_a_write_pool_and_follows_a_change_of_mix(
         wait_for(f"{READS} shared by move", lambda: _or_say(
             cluster, cluster.pool_rule(READS) == "sla_shared", READS), DWELL + 120)
         assert _size(cluster, READS) == 3
-        # ... and keeps the write pool isolated, for its measured gain
+        # ... and keeps the write pool isolated, for its measured gain: move's, as
+        # measured, under the bar (auto may have put it on copy meanwhile, whose
+        # model gain for writes, 1.00x, is no better: the reason then names copy)
         writes = _entry(cluster, WRITES)
         assert writes["rule"] == "sla_isolated_normal" and writes["size"] == 3, writes
         why = writes["kept_isolated"] or ""
-        assert why.startswith("expected gain ") and "(measured: " in why \
-            and why.endswith(f"under min_gain {bar:g}x"), writes
+        assert why.startswith("expected gain ") and why.endswith(f"under min_gain {bar:g}x"), \
+            writes
+        move = writes["next_strategy"]["options"]["move"]
+        assert move["source"] == "measured" and move["gain"] < bar, writes["next_strategy"]
     finally:
         for client in clients:
             client.stop()
