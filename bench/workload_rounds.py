@@ -51,6 +51,7 @@ class WorkloadCase:
         self.c = bench.cluster
         self.mix: Mapping[str, int] = dict(plan.mix)
         self.ssd = {o for o, cls in bench.classes.items() if cls == "ssd"}
+        self.placed_status: dict[str, Any] = {"pools": []}
 
     # setup
 
@@ -88,10 +89,11 @@ class WorkloadCase:
 
     # what the module did
 
-    def pools_now(self) -> dict[str, dict[str, Any]]:
-        """Each normal pool as the module shows it: placement, strategy, why kept, gain."""
+    def pools_now(self, status: dict[str, Any] | None = None) -> dict[str, dict[str, Any]]:
+        """Each normal pool as the module shows it (in `status`, or now):
+        placement, strategy, why kept, gain."""
         out = {}
-        for p in self.c.sla_status()["pools"]:
+        for p in (status or self.c.sla_status())["pools"]:
             if p["name"] in self.mix:
                 nxt = p.get("next_strategy") or {}
                 out[p["name"]] = {
@@ -106,8 +108,9 @@ class WorkloadCase:
     def placed(self) -> bool:
         """Every normal pool where the module wants it, its PGs clean; isolated:
         none acting on an urgent OSD."""
-        isolated = self.bench.mode() == "isolated"
-        for p in self.c.sla_status()["pools"]:
+        status = self.c.sla_status()
+        isolated = status["mode"] == "isolated"
+        for p in status["pools"]:
             if p["name"] in self.mix and (p["rule"], p["size"]) != (
                     p["expected_rule"], p["expected_size"]):
                 raise RuntimeError(f"{p['name']} on {p['rule']} size {p['size']}, expected "
@@ -117,6 +120,8 @@ class WorkloadCase:
             for pg in pgs["pg_stats"] if isinstance(pgs, dict) else pgs:
                 if pg["state"] != "active+clean" or (isolated and self.ssd & set(pg["acting"])):
                     raise RuntimeError(f"{pool} PG {pg['pgid']} {pg['state']} on {pg['acting']}")
+        # the decisions as placed: an auto pool may change strategy a moment later
+        self.placed_status = status
         return True
 
     def switch_record(self, to: str, since: float) -> dict[str, Any]:
@@ -157,7 +162,8 @@ class WorkloadCase:
         self.spell(lambda: self.bench.mode() == "shared" and _quietly(self.placed),
                    900, "the switch to shared, until placed")
         switch = {**self.switch_record("shared", wall),
-                  "placed_secs": round(time.monotonic() - t0, 1), "pools": self.pools_now()}
+                  "placed_secs": round(time.monotonic() - t0, 1),
+                  "pools": self.pools_now(self.placed_status)}
         return quiet, switch
 
     def urgent(self) -> dict[str, Any]:
