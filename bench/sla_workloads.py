@@ -40,7 +40,7 @@ from bench.sla_cluster import bench_cluster
 from bench.sla_plan import MODULE_CONFIG, Plan
 from bench.workload_rounds import SLOW_SSD_FRACTION, THRESHOLDS, WorkloadCase, WorkloadPlan
 
-SMOKE = WorkloadPlan(("fast-urgent", "slow-urgent"), cycles=1, spell_secs=40, dwell_secs=45)
+SMOKE = WorkloadPlan(("fast-urgent", "slow-urgent"), cycles=1, spell_secs=50, dwell_secs=60)
 FULL = WorkloadPlan(("fast-urgent", "slow-urgent"), cycles=3, spell_secs=75, dwell_secs=110)
 # what the module runs with beyond the SLA benchmark's timing (MODULE_CONFIG):
 # nothing of the strategy, the gain or the write budget is set (their defaults)
@@ -119,7 +119,7 @@ def table(results: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     return emulated_main(argv, who="sla-workloads", doc=__doc__, out="workloads.json",
                          tools=("fio", "rados", "ceph"), strategy="upmap+copy",
-                         smoke_help="one cycle of each case (about 6 minutes)",
+                         smoke_help="one cycle of each case (about 7 minutes)",
                          run=run, sizes=(SMOKE, FULL), table=table)
 
 
