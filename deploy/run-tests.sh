@@ -19,8 +19,9 @@
 # docs/benchmarks/suite.json (bench/suite_times.py); otherwise it writes nothing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-LANES=("lint unit unit-py39" "integration" "integration-tentacle integration-reef" "bench-smoke")
-NICENESS=(10 0 0 0)
+LANES=("lint unit unit-py39" "integration" "integration-tentacle integration-reef" "bench-smoke"
+       "bench-workloads")
+NICENESS=(10 0 0 0 0)
 THEN=bench
 now() { date +%s.%N; }
 secs_since() { python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$1" "$(now)"; }

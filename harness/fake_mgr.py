@@ -135,6 +135,8 @@ class FakeCluster:
         self.perf_queries: set[int] = set()
         self.perf_seen: dict[int, int] = {}
         self.pool_bytes = 0
+        # (pool, var) -> the error the mon gives to `osd pool set` of it
+        self.refuse: dict[tuple[str, str], str] = {}
         # the balancer module's options as `ceph config` holds them: none set,
         # so they read as None and the mgr map declares the defaults
         self.balancer: dict[str, Any] = {}
@@ -278,6 +280,8 @@ class FakeCluster:
         self.commands.append(cmd)
         self.on_change()
         prefix = cmd["prefix"]
+        if prefix == "osd pool set" and (cmd["pool"], cmd["var"]) in self.refuse:
+            return -34, b"", self.refuse[(cmd["pool"], cmd["var"])]
         if prefix == "osd pool set" and cmd["var"] == "crush_rule":
             pool = next((p for p in self.pools.values() if p["pool_name"] == cmd["pool"]), None)
             if pool is None:

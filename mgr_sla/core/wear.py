@@ -43,6 +43,14 @@ def current_period(history: Sequence[SwitchRecord]) -> SwitchRecord | None:
     return record if record is not None and record.to_mode == "shared" else None
 
 
+def counted_this_period(history: Sequence[SwitchRecord]) -> frozenset[int]:
+    """The pools whose change toward shared the mon took in the current
+    shared period: they are sharing, whether or not the mgr's map shows it
+    yet (empty while isolated)."""
+    record = current_period(history)
+    return frozenset(record.pools_to_urgent or []) if record is not None else frozenset()
+
+
 def count_sharing(history: Sequence[SwitchRecord], pools: Mapping[int, float]) -> None:
     """Pools starting their sharing now (pool -> bytes they place on urgent
     OSDs), added to the current shared period's record, each pool once."""

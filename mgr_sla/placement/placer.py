@@ -50,26 +50,28 @@ class Placer:
         return self._status.get(pool_id)
 
     # ---- converging pools ----------------------------------------------------
-    def apply(self, changes: tuple[PoolChange, ...]) -> tuple[list[Gate], bool]:
+    def apply(self, changes: tuple[PoolChange, ...]) -> tuple[list[Gate], list[PoolChange]]:
         """Each pool's change by its strategy, all pools at once: the mon
         folds concurrent commands into one proposal, so isolating ten pools
         costs about the commit of one (one after the other: a commit each).
         A pool the mon refuses does not stop the others. Returns the failures
-        and whether anything changed."""
+        and the changes the mon took whole."""
         if not changes:
-            return [], False
+            return [], []
         with ThreadPoolExecutor(min(APPLY_PARALLEL, len(changes))) as workers:
             results = list(workers.map(lambda c: self.strategy(c.role).apply(c), changes))
         failed: list[Gate] = []
+        applied: list[PoolChange] = []
         for change, gate in zip(changes, results):
             if gate is not None:
                 self._log.error("sla: %s", gate.detail)
                 failed.append(gate)
             else:
+                applied.append(change)
                 self._log.info("sla: pool %s: rule %s -> %s, size %s -> %s", change.pool,
                                change.from_rule, change.to_rule, change.from_size,
                                change.to_size or change.from_size)
-        return merge_failed(failed), len(failed) < len(changes)
+        return merge_failed(failed), applied
 
     def current_epoch(self) -> int | None:
         """The OSD map epoch as the mon has it now (after our commands)."""

@@ -39,7 +39,13 @@ from ..core.switch_cost import (
 )
 from ..core.tick import PoolChange
 from ..core.upmap.pg_plan import target_urgent_share
-from ..core.wear import WriteBudget, count_sharing, current_period, over_budget, write_budget
+from ..core.wear import (
+    WriteBudget,
+    count_sharing,
+    counted_this_period,
+    over_budget,
+    write_budget,
+)
 from ..placement.registry import MODELS, isolated_size, target
 from . import cost_report
 from .gain_watch import GainWatch
@@ -105,7 +111,7 @@ class CostWatch:
                               if (why := too_slow_to_isolate(c, settings.max_isolation_secs))}
         slots = self.slots.refresh(pools, maps, osd_stats, withheld, limit)
         self._on_shared = self._on_shared_target(state, maps)
-        gains = self.gains.refresh(now, self.costs, self._on_shared, self._read_fraction,
+        gains = self.gains.refresh(now, self.costs, self._sharing(state), self._read_fraction,
                                    settings, state.history, state.pinned, cap)
         used, size, weights = self._urgent_space = urgent_space
         kept_before = set(self.keep_isolated) | set(slots) | set(gains)
@@ -128,6 +134,12 @@ class CostWatch:
         self.urgent_fill_after = projected_urgent_fill(used, size, weights, added, 1.0)
         self._sharing_health(pools)
         self._warn_normal_full(pools, cap, settings)
+
+    def _sharing(self, state: ModuleState) -> set[int]:
+        """The pools on their shared placement, and those the mon took toward
+        it in this shared period (the mgr's map may not show them yet): each
+        shares for the period."""
+        return self._on_shared | counted_this_period(state.history)
 
     def _warn_normal_full(self, pools: list[PoolCostInputs], cap: Capacity,
                           settings: Settings) -> None:
@@ -231,8 +243,7 @@ class CostWatch:
                                          cap.urgent_total_bytes)
         if state.pinned is Mode.SHARED:
             return {}
-        period = current_period(state.history) if state.decision.mode is Mode.SHARED else None
-        counted = set(period.pools_to_urgent or []) if period is not None else set()
+        counted = counted_this_period(state.history)
         return over_budget({pid: (c.cost(Strategy(c.strategy)).bytes_to_shared,
                                   self.gains.expected[pid].gain)
                             for pid, c in self.costs.items() if pid not in self.keep_isolated

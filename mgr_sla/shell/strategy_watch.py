@@ -23,6 +23,7 @@ from ..core.maps import MapSnapshot
 from ..core.state import ModuleState, PoolRole, Role, Strategy
 from ..core.strategy_choice import StrategyChoice, StrategyOption, choose_strategy
 from ..core.switch_cost import PoolCost, SwitchCost
+from ..core.wear import counted_this_period
 from ..placement.registry import MODELS, isolated_size, target, with_strategy
 
 LIMIT_MEMORY_SECS = 600.0
@@ -91,14 +92,17 @@ class StrategyWatch:
                 ) -> dict[int, tuple[PoolRole, PoolRole]]:
         """The auto pools to put on another strategy now: the choice held for
         SETTLE_SECS, each on its isolated rule and size (so the other
-        strategy's isolated placement is the same) and with no entry of the
-        move strategy left on an urgent OSD."""
+        strategy's isolated placement is the same), with no entry of the
+        move strategy left on an urgent OSD, and not taken toward shared in
+        the current shared period."""
         out = {}
         urgent = set(maps.regions.of_class(maps.regions.urgent_class))
+        sharing = counted_this_period(state.history)  # the mgr's map may lag the mon
         for pid, choice in self.choices.items():
             role, info = state.roles.get(pid), maps.view.pools.get(pid)
             held = self._since.get(pid)
             if role is None or info is None or not role.auto or role.role is not Role.NORMAL \
+                    or pid in sharing \
                     or choice.strategy == role.strategy.value or held is None \
                     or held[0] != choice.strategy or now - held[1] < SETTLE_SECS:
                 continue

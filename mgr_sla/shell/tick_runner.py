@@ -25,7 +25,7 @@ from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
 from ..core.settings import Settings
 from ..core.state import ModuleState, PoolRole, Role, SwitchRecord, UrgentPlacement
-from ..core.tick import PoolNow, TickInputs, TickPlan, plan_tick
+from ..core.tick import PoolChange, PoolNow, TickInputs, TickPlan, plan_tick
 from ..placement.placer import Placer
 from ..placement.registry import targets, weight_set_pools
 from . import config_warnings
@@ -100,8 +100,8 @@ class TickRunner:
             # the switch is on record before its first command: a mgr that
             # takes over mid-switch carries it on instead of switching back
             self._store.save_text(switched)
-        failed, maps = self._act(seen, plan)
-        saved, usage = self._track_step(seen, maps, plan, failed)
+        failed, applied, maps = self._act(seen, plan)
+        saved, usage = self._track_step(seen, maps, plan, failed, applied)
         self._persist(saved, usage)
 
     # ---- measure -------------------------------------------------------------
@@ -242,7 +242,6 @@ class TickRunner:
             self.dry_decision = plan.state
         else:
             state.decision = plan.state
-            self._costs.count_sharing(state, plan.pool_changes)
         for name in plan.newly_blocked:
             state.blocked_total[name] = state.blocked_total.get(name, 0) + 1
 
@@ -268,27 +267,29 @@ class TickRunner:
         self._tracker.start(record, before)
 
     # ---- act -----------------------------------------------------------------
-    def _act(self, seen: Measured, plan: TickPlan | None) -> tuple[list[Gate], MapSnapshot]:
+    def _act(self, seen: Measured, plan: TickPlan | None
+             ) -> tuple[list[Gate], list[PoolChange], MapSnapshot]:
         """The plan's pool changes, then each pool's placement on the maps as
         they are after them; mon round trips only, no status lock."""
-        failed = self._apply(plan.pool_changes) if plan is not None else []
+        failed, applied = self._apply(plan.pool_changes) if plan is not None else ([], [])
         if plan is not None and any(c.toward_shared for c in plan.pool_changes):
             self._last_step_at = seen.now  # the next step toward shared waits from here
         self.waiting = plan.waiting if plan is not None else ()
         maps = self._maps.current(seen.now, seen.settings.region_spec())
         self._place(seen.roles, maps, plan is not None and not seen.settings.dry_run)
-        return failed, maps
+        return failed, applied, maps
 
-    def _apply(self, changes: Any) -> list[Gate]:
+    def _apply(self, changes: Any) -> tuple[list[Gate], list[PoolChange]]:
+        """The failures, and the changes the mon took."""
         if not changes:
-            return []
-        failed, changed = self._placer.apply(changes)
-        if changed:
+            return [], []
+        failed, applied = self._placer.apply(changes)
+        if applied:
             self._maps.mark_dirty()
             epoch = self._placer.current_epoch()
             if epoch is not None:
                 self._tracker.placed_at(epoch)
-        return failed
+        return failed, applied
 
     def _place(self, roles: dict[int, PoolRole], maps: MapSnapshot, may_act: bool) -> None:
         pgs, misplaced = self._pgs, float(self._pg_status.get("misplaced_ratio", 0.0))
@@ -302,10 +303,14 @@ class TickRunner:
 
     # ---- track and persist -----------------------------------------------------
     def _track_step(self, seen: Measured, maps: MapSnapshot, plan: TickPlan | None,
-                    failed: list[Gate]) -> tuple[str, str | None]:
-        """The gates and the switch under way; the state and usage to save."""
+                    failed: list[Gate], applied: list[PoolChange]
+                    ) -> tuple[str, str | None]:
+        """The gates and the switch under way, the pools the mon took toward
+        shared in the urgent write budget (one it refused wrote nothing
+        there); the state and usage to save."""
         state = seen.state
         with self._store.lock:
+            self._costs.count_sharing(state, applied)
             self.gates = (list(plan.gates) if plan is not None else []) + failed
             self._track(state, maps, seen.now)
             usage = self._advisor.record_usage(seen.now, self.urgent_iops if any(

@@ -3,6 +3,7 @@ day, counted from the switch records and bounded by max_urgent_drive_writes."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -85,3 +86,55 @@ def test_a_copy_pool_past_the_day_budget_stays_isolated_and_the_switch_is_counte
                                        "budget_bytes_per_day": 80 * GIB}
     text = m.cmd_status(format=OutputFormat.PLAIN).stdout
     assert "50.0 GiB placed on urgent OSDs by the last 24 h's switches of 80.0 GiB" in text
+
+
+def _two_copy_pools(options: dict) -> tuple[FakeCluster, Any]:
+    cluster = FakeCluster()
+    cluster.add_pool(1, "fast", "sla_isolated_urgent")
+    cluster.add_pool(2, "first", "replicated_rule")
+    cluster.add_pool(3, "second", "replicated_rule")
+    cluster.pool_bytes = int(3 * 50 * GIB)  # 50 GiB stored in each pool
+    m = make_module(cluster, {}, {"min_dwell_secs": 0, "sustain_secs": 0, "step_wait_secs": 0,
+                                  **options})
+    m._rules.replace_check(lambda opts: None)
+    assert m.cmd_pool_set("fast", role=Role.URGENT).retval == 0
+    for name in ("first", "second"):
+        assert m.cmd_pool_set(name, role=Role.NORMAL, strategy=Strategy.COPY).retval == 0
+    return cluster, m
+
+
+def test_a_pool_whose_size_raise_the_mon_refuses_is_not_counted_as_written() -> None:
+    cluster, m = _two_copy_pools({"min_gain": 0})
+    cluster.refuse[("second", "size")] = "pool size 4 would exceed mon_max_pg_per_osd"
+    for _ in range(6):
+        m.tick()
+    from mgr_sla.shell.commands_io import OutputFormat
+    history = json.loads(m.cmd_history(format=OutputFormat.JSON).stdout)
+    shared = next(h for h in history if h["to"] == "shared")
+    assert [cluster.pools[p]["size"] for p in (2, 3)] == [4, 3]
+    assert shared["pools_to_urgent"] == [2] and shared["bytes_to_urgent"] == 50 * GIB, shared
+
+
+def test_a_pool_taken_toward_shared_shares_for_the_period_whatever_its_gain() -> None:
+    # the mon took the change while the mgr's map still shows the pool isolated:
+    # judging its gain again then would send it back at once, its copy half written
+    cluster, m = _two_copy_pools({"min_gain": 0})
+    cluster.refuse[("second", "size")] = "not yet"
+    for _ in range(4):
+        m.tick()
+    assert cluster.pools[3]["size"] == 3
+    with m._store.lock:
+        period = m._store.state().history[-1]
+        assert period.to_mode == "shared"
+        period.pools_to_urgent = [2, 3]  # as if the mon had taken "second" too
+    del cluster.refuse[("second", "size")]
+    m.set_module_option("min_gain", 100.0)  # no pool's gain reaches it
+    cluster.epoch += 1  # a new map: the module judges the pools again
+    cluster.on_change()
+    for _ in range(3):
+        m.tick()
+    # "first" is on its shared placement, "second" counted: neither is kept
+    assert [cluster.pools[p]["size"] for p in (2, 3)] == [4, 4]
+    from mgr_sla.shell.commands_io import OutputFormat
+    status = json.loads(m.cmd_status(format=OutputFormat.JSON).stdout)
+    assert all(p["kept_isolated"] is None for p in status["pools"]), status["pools"]
