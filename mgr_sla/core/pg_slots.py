@@ -105,7 +105,16 @@ def after_losing(counts: Mapping[int, int], urgent: Mapping[int, UrgentOsd]
 def plan_slots(counts: Mapping[int, int], pools: Sequence[PoolSlots],
                urgent: Mapping[int, UrgentOsd], limit: int) -> SlotVerdict:
     """counts: every OSD's PGs now (what it holds); urgent: the urgent OSDs that are in."""
-    base = {o: counts.get(o, 0) for o in urgent}
+    unreported = sorted(o for o in urgent if o not in counts)
+    if unreported:
+        # no count is not zero PGs (a mgr just started, an OSD's report not in
+        # yet): nothing is proved to fit, so no isolated pool shares
+        why = (f"no PG count reported for osd.{unreported[0]}"
+               f"{f' and {len(unreported) - 1} more urgent OSDs' if len(unreported) > 1 else ''}"
+               ": the PG limit cannot be checked")
+        return SlotVerdict(limit, {p.pool_id: why for p in pools if not p.shared_now}, {}, {},
+                           None)
+    base = {o: counts[o] for o in urgent}
     for pool in pools:
         if pool.shared_now:
             for osd, n in pool.on_urgent.items():

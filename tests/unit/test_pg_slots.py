@@ -89,3 +89,16 @@ def test_a_pool_crush_has_mapped_counts_its_exact_osds_without_the_margin() -> N
     kept = plan_slots(now, [skewed], URGENT, limit=65).kept
     assert "osd.1" in kept[4], kept
     assert 4 not in plan_slots(now, [estimated], URGENT, limit=65).kept
+
+
+def test_an_urgent_osd_without_a_pg_count_keeps_every_isolated_pool() -> None:
+    # osd.7's report is not in: counting it as empty would admit a pool that passes the limit
+    counts = {1: 24, 3: 24, 5: 24}
+    shared = PoolSlots(4, "shared", shared_now=True, on_urgent={1: 4})
+    waiting = PoolSlots(5, "waiting", shared_now=False, extra_replicas=8)
+    verdict = plan_slots(counts, [shared, waiting], URGENT, 250)
+    assert list(verdict.kept) == [5]  # the shared pool stays as it is
+    assert verdict.kept[5] == "no PG count reported for osd.7: the PG limit cannot be checked"
+    both = plan_slots({1: 24, 3: 24}, [waiting], URGENT, 250)
+    assert "osd.5 and 1 more urgent OSDs" in both.kept[5]
+    assert plan_slots({**counts, 7: 24}, [waiting], URGENT, 250).kept == {}
