@@ -39,13 +39,7 @@ from ..core.switch_cost import (
 )
 from ..core.tick import PoolChange
 from ..core.upmap.pg_plan import target_urgent_share
-from ..core.wear import (
-    WriteBudget,
-    count_sharing,
-    counted_this_period,
-    over_budget,
-    write_budget,
-)
+from ..core.wear import WriteBudget, count_sharing, counted_this_period, over_budget, write_budget
 from ..placement.registry import MODELS, isolated_size, target
 from . import cost_report
 from .gain_watch import GainWatch
@@ -68,6 +62,7 @@ class CostWatch:
         self.costs: dict[int, PoolCost] = {}
         self.urgent_fill_after: float | None = None
         self.keep_isolated: dict[int, str] = {}  # pool id -> why
+        self._keep_next: dict[int, str] = {}  # the same, while a refresh builds it
         self._shared: set[int] = set()  # off their isolated placement: data on urgent OSDs
         self._on_shared: set[int] = set()  # on their shared rule and size
         self._capacity: Capacity | None = None
@@ -107,14 +102,14 @@ class CostWatch:
         models = list(MODELS.values())
         self.costs = {p.pool_id: pool_cost(p, cap, settings.max_isolation_secs, models)
                       for p in pools}
-        self.keep_isolated = {pid: why for pid, c in self.costs.items()
-                              if (why := too_slow_to_isolate(c, settings.max_isolation_secs))}
+        self._keep_next = {pid: why for pid, c in self.costs.items()
+                           if (why := too_slow_to_isolate(c, settings.max_isolation_secs))}
         slots = self.slots.refresh(pools, maps, osd_stats, withheld, limit)
         self._on_shared = self._on_shared_target(state, maps)
         gains = self.gains.refresh(now, self.costs, self._sharing(state), self._read_fraction,
                                    settings, state.history, state.pinned, cap)
         used, size, weights = self._urgent_space = urgent_space
-        kept_before = set(self.keep_isolated) | set(slots) | set(gains)
+        kept_before = set(self._keep_next) | set(slots) | set(gains)
         limits = [slots, self._mon_refusals(state, maps, limit, kept_before),
                   self._space_faults(state, used, size, maps, summary)]
         for kept in (self._refused(state, maps), gains, *limits):
@@ -124,16 +119,22 @@ class CostWatch:
         self.strategies.refresh(now, state, maps, self.costs, self.gains.by_strategy,
                                 {pid: why for kept in limits for pid, why in kept.items()},
                                 settings.max_isolation_secs)
-        # what the pools still to share would add (all of them before a
-        # switch; while shared, a pool sent back for space is not re-shared
-        # past nearfull)
+        # published whole: status, plan and metrics read it from other threads
+        self.keep_isolated = self._keep_next
+        self._project_urgent_fill(state)
+        self._sharing_health(pools)
+        self._warn_normal_full(pools, cap, settings)
+
+    def _project_urgent_fill(self, state: ModuleState) -> None:
+        """What the pools still to share would add (all of them before a
+        switch; while shared, a pool sent back for space is not re-shared
+        past nearfull)."""
+        used, size, weights = self._urgent_space
         placed = self._shared if state.decision.mode is Mode.SHARED else set()
         added = sum(c.cost(Strategy(c.strategy)).urgent_bytes_needed
                     for pid, c in self.costs.items()
                     if pid not in self.keep_isolated and pid not in placed)
         self.urgent_fill_after = projected_urgent_fill(used, size, weights, added, 1.0)
-        self._sharing_health(pools)
-        self._warn_normal_full(pools, cap, settings)
 
     def _sharing(self, state: ModuleState) -> set[int]:
         """The pools on their shared placement, and those the mon took toward
@@ -233,7 +234,7 @@ class CostWatch:
 
     def _keep(self, kept: dict[int, str]) -> None:
         for pid, why in kept.items():
-            self.keep_isolated[pid] = "; ".join(filter(None, (self.keep_isolated.get(pid), why)))
+            self._keep_next[pid] = "; ".join(filter(None, (self._keep_next.get(pid), why)))
 
     def _over_budget(self, now: float, state: ModuleState, cap: Capacity, settings: Settings
                      ) -> dict[int, str]:
@@ -246,7 +247,7 @@ class CostWatch:
         counted = counted_this_period(state.history)
         return over_budget({pid: (c.cost(Strategy(c.strategy)).bytes_to_shared,
                                   self.gains.expected[pid].gain)
-                            for pid, c in self.costs.items() if pid not in self.keep_isolated
+                            for pid, c in self.costs.items() if pid not in self._keep_next
                             and pid not in self._shared and pid not in counted},
                            self.write_budget)
 

@@ -138,3 +138,27 @@ def test_a_pool_taken_toward_shared_shares_for_the_period_whatever_its_gain() ->
     from mgr_sla.shell.commands_io import OutputFormat
     status = json.loads(m.cmd_status(format=OutputFormat.JSON).stdout)
     assert all(p["kept_isolated"] is None for p in status["pools"]), status["pools"]
+
+
+def test_status_read_while_the_costs_refresh_sees_the_pools_kept_before() -> None:
+    # status runs in the command thread while a tick rebuilds the reasons
+    cluster, m = _two_copy_pools({"min_gain": 0, "max_urgent_drive_writes": 0.2})
+    for _ in range(6):
+        m.tick()
+    from mgr_sla.shell.commands_io import OutputFormat
+
+    def kept_now() -> str | None:
+        status = json.loads(m.cmd_status(format=OutputFormat.JSON).stdout)
+        return next(p for p in status["pools"] if p["name"] == "second")["kept_isolated"]
+    assert "max_urgent_drive_writes" in (kept_now() or "")
+    seen: list[str | None] = []
+    real = m._costs.slots.refresh
+
+    def refresh_and_look(*args: Any) -> Any:
+        seen.append(kept_now())  # mid-refresh, from another caller's view
+        return real(*args)
+    m._costs.slots.refresh = refresh_and_look
+    cluster.epoch += 1  # a new map: the costs are computed again
+    cluster.on_change()
+    m.tick()
+    assert seen and all("max_urgent_drive_writes" in (why or "") for why in seen), seen
