@@ -2,15 +2,17 @@
 # The whole test suite: lint, types, unit tests, integration tests on a real
 # Ceph cluster that the tests start and stop: Pacific from the host's packages,
 # Reef and Tentacle from Debian roots built (once, then cached) by
-# deploy/release-root.sh; then every benchmark script at its smallest size and
-# the SLA benchmark's quick run. Installs what it needs first, and a real
+# deploy/release-root.sh; every benchmark script at its smallest size and the
+# SLA benchmark's quick run. Installs what it needs first, and a real
 # CPython 3.9 for the unit suite (deploy/python39.sh: python3.9 on PATH,
 # pyenv's, or Debian bullseye's in a cached root).
 #
 # The live clusters mostly wait (stats periods, dwells, peering), so the tox
 # environments run in lanes side by side (deploy/test-lane.sh); the CPU-bound
 # lint and unit lane runs niced so that the clusters' timers keep time. The SLA
-# benchmark measures latency and runs alone, after the lanes. Each lane's output
+# benchmark's quick run checks that the benchmark still measures what it claims
+# (its figures come from the full run, alone on the machine: docs/benchmarks.md),
+# so it runs in a lane too, after the workloads benchmark's. Each lane's output
 # is printed when it ends; a lane stops at its first failing environment, the
 # others finish, and the run fails. Arguments go to every pytest run
 # (`bash deploy/run-tests.sh --durations=0`).
@@ -19,10 +21,9 @@
 # docs/benchmarks/suite.json (bench/suite_times.py); otherwise it writes nothing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-LANES=("lint unit unit-py39" "integration" "integration-tentacle" "bench-smoke"
-       "bench-workloads integration-reef")
+LANES=("lint unit unit-py39" "integration" "integration-tentacle" "bench-smoke integration-reef"
+       "bench-workloads bench")
 NICENESS=(10 0 0 0 0)
-THEN=bench
 now() { date +%s.%N; }
 secs_since() { python3 -c "import sys; print(round(float(sys.argv[2]) - float(sys.argv[1]), 1))" "$1" "$(now)"; }
 # busy jiffies of the whole machine (user + nice + system + irq + softirq + steal)
@@ -63,18 +64,15 @@ for i in "${!LANES[@]}"; do
     [ -f "$logs/lane-$i.times" ] && mapfile -t -O "${#times[@]}" times <"$logs/lane-$i.times"
 done
 if [ $failed -ne 0 ]; then
-    echo "run-tests: FAILED (${times[*]}); $THEN not run"
+    echo "run-tests: FAILED (${times[*]})"
     exit 1
 fi
-t0=$(now)
-python3 -m tox run -e "$THEN" -- "$@"
-times+=("$THEN=$(secs_since "$t0")")
 total=$(secs_since "$started")
 cpu=$(python3 -c "import os, sys; print(round((int(sys.argv[2]) - int(sys.argv[1])) / os.sysconf('SC_CLK_TCK'), 1))" "$busy0" "$(cpu_busy)")
 echo "run-tests: ${times[*]}; total ${total} s; machine CPU busy ${cpu} s of $(nproc) cores"
 if [ "${SLA_RECORD_SUITE:-0}" = 1 ]; then
     lanes=()
     for lane in "${LANES[@]}"; do lanes+=(--lane "$lane"); done
-    python3 -m bench.suite_times --total "$total" --cpu "$cpu" --then "$THEN" "${lanes[@]}" \
+    python3 -m bench.suite_times --total "$total" --cpu "$cpu" "${lanes[@]}" \
         --out docs/benchmarks/suite.json --command "bash deploy/run-tests.sh${*:+ $*}" "${times[@]}"
 fi
