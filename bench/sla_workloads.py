@@ -119,7 +119,7 @@ def table(results: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     return emulated_main(argv, who="sla-workloads", doc=__doc__, out="workloads.json",
                          tools=("fio", "rados", "ceph"), strategy="upmap+copy",
-                         smoke_help="one cycle of each case (about 7 minutes)",
+                         smoke_help="one cycle of each case (about 9 minutes)",
                          run=run, sizes=(SMOKE, FULL), table=table)
 
 

@@ -108,7 +108,7 @@ class CostWatch:
         self._on_shared = self._on_shared_target(state, maps)
         gains = self.gains.refresh(now, self.costs, self._sharing(state), self._read_fraction,
                                    settings, state.history, state.pinned, cap)
-        used, size, weights = self._urgent_space = urgent_space
+        used, size, _ = self._urgent_space = urgent_space
         kept_before = set(self._keep_next) | set(slots) | set(gains)
         limits = [slots, self._mon_refusals(state, maps, limit, kept_before),
                   self._space_faults(state, used, size, maps, summary)]

@@ -61,33 +61,6 @@ def test_the_best_gains_take_the_budget_first_and_the_rest_stay_isolated() -> No
     assert over_budget({1: (1e15, 1.0)}, WriteBudget(0.0, 0.0)) == {}  # no limit
 
 
-def test_a_copy_pool_past_the_day_budget_stays_isolated_and_the_switch_is_counted() -> None:
-    cluster = FakeCluster()
-    cluster.add_pool(1, "fast", "sla_isolated_urgent")
-    cluster.add_pool(2, "first", "replicated_rule")
-    cluster.add_pool(3, "second", "replicated_rule")
-    cluster.pool_bytes = int(3 * 50 * GIB)  # 50 GiB stored in each pool
-    # 4 urgent OSDs of 100 GiB: 0.2 drive writes a day are 80 GiB, one copy of 50 fits
-    m = make_module(cluster, {}, {"min_dwell_secs": 0, "sustain_secs": 0, "step_wait_secs": 0,
-                                  "min_gain": 0, "max_urgent_drive_writes": 0.2})
-    m._rules.replace_check(lambda opts: None)
-    assert m.cmd_pool_set("fast", role=Role.URGENT).retval == 0
-    for name in ("first", "second"):
-        assert m.cmd_pool_set(name, role=Role.NORMAL, strategy=Strategy.COPY).retval == 0
-    for _ in range(6):
-        m.tick()
-    from mgr_sla.shell.commands_io import OutputFormat
-    status = json.loads(m.cmd_status(format=OutputFormat.JSON).stdout)
-    assert status["mode"] == "shared"
-    assert [cluster.pools[p]["size"] for p in (2, 3)] == [4, 3]
-    second = next(p for p in status["pools"] if p["name"] == "second")
-    assert "max_urgent_drive_writes" in second["kept_isolated"], second
-    assert status["urgent_writes"] == {"written_last_day_bytes": 50 * GIB,
-                                       "budget_bytes_per_day": 80 * GIB}
-    text = m.cmd_status(format=OutputFormat.PLAIN).stdout
-    assert "50.0 GiB placed on urgent OSDs by the last 24 h's switches of 80.0 GiB" in text
-
-
 def _two_copy_pools(options: dict) -> tuple[FakeCluster, Any]:
     cluster = FakeCluster()
     cluster.add_pool(1, "fast", "sla_isolated_urgent")
@@ -101,6 +74,23 @@ def _two_copy_pools(options: dict) -> tuple[FakeCluster, Any]:
     for name in ("first", "second"):
         assert m.cmd_pool_set(name, role=Role.NORMAL, strategy=Strategy.COPY).retval == 0
     return cluster, m
+
+
+def test_a_copy_pool_past_the_day_budget_stays_isolated_and_the_switch_is_counted() -> None:
+    # 4 urgent OSDs of 100 GiB: 0.2 drive writes a day are 80 GiB, one copy of 50 fits
+    cluster, m = _two_copy_pools({"min_gain": 0, "max_urgent_drive_writes": 0.2})
+    for _ in range(6):
+        m.tick()
+    from mgr_sla.shell.commands_io import OutputFormat
+    status = json.loads(m.cmd_status(format=OutputFormat.JSON).stdout)
+    assert status["mode"] == "shared"
+    assert [cluster.pools[p]["size"] for p in (2, 3)] == [4, 3]
+    second = next(p for p in status["pools"] if p["name"] == "second")
+    assert "max_urgent_drive_writes" in second["kept_isolated"], second
+    assert status["urgent_writes"] == {"written_last_day_bytes": 50 * GIB,
+                                       "budget_bytes_per_day": 80 * GIB}
+    text = m.cmd_status(format=OutputFormat.PLAIN).stdout
+    assert "50.0 GiB placed on urgent OSDs by the last 24 h's switches of 80.0 GiB" in text
 
 
 def test_a_pool_whose_size_raise_the_mon_refuses_is_not_counted_as_written() -> None:
