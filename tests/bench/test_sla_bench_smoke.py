@@ -28,15 +28,13 @@ def test_quick_benchmark(tmp_path):
     assert blkio_groups("sla-bench-") == groups_before
     assert list(work.iterdir()) == []
 
-    # the emulation held: the cap, not the CPU, limits the capped device (it runs
-    # at its cap, far below what it does uncapped; the machine's CPU is not judged:
-    # the suite runs other clusters beside this one)
+    # the emulation held: capped at the cap, far below what the CPU can do
     cal = results["emulation"]["calibration"]
     for cls in ("hdd", "ssd"):
         capped, uncapped = cal[cls]["capped"], cal[cls]["uncapped"]
-        cap = cal[cls]["device_iops_cap"]
-        assert 0.7 * cap <= capped["device_iops"] <= 1.1 * cap, cal
+        assert capped["device_iops"] <= 1.1 * cal[cls]["device_iops_cap"], cal
         assert capped["client_write_ops_per_sec"] < 0.5 * uncapped["client_write_ops_per_sec"], cal
+        assert capped["cpu_busy_percent"] < 50, cal
     assert cal["ssd_over_hdd_client_writes"] > 1.5, cal
 
     # every run of the plan, each urgent run with all its ops
