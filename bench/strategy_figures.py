@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.sla_clients import percentile, read_lat_log
+from mgr_sla.core.models.registry import MODELS
 from mgr_sla.core.state import Strategy
-from mgr_sla.placement.registry import MODELS
 
 
 def fio_rates(report: dict[str, Any]) -> dict[str, float]:

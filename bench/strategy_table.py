@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from bench import provenance
+from mgr_sla.core.models.registry import MODELS
+from mgr_sla.core.settings import Settings
 from mgr_sla.core.state import Strategy
 from mgr_sla.core.switch_cost import Capacity, PoolCostInputs, pool_cost
-from mgr_sla.placement.registry import MODELS
 
 TB = 1e12
 
@@ -51,7 +52,7 @@ def cell(c: Cluster, volume_tb: float, reads: float, max_isolation_secs: float
                    drain_bytes_per_sec=c.drain_mb_s * 1e6,
                    drain_basis=f"{c.drain_mb_s:g} MB/s cluster-wide")
     pool = PoolCostInputs(1, "normal", Strategy.MOVE, c.size, stored, c.pgs, share, reads)
-    cost = pool_cost(pool, cap, max_isolation_secs, list(MODELS.values()))
+    cost = pool_cost(pool, cap, max_isolation_secs, list(MODELS.values()), Settings().min_gain)
     out: dict[str, Any] = {"volume_tb": volume_tb, "read_fraction": reads,
                            "recommended": cost.recommended, "reason": cost.reason}
     for sc in cost.costs:

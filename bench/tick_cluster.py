@@ -20,6 +20,10 @@ HDD_PER_HOST, SSD_PER_HOST = 8, 2
 BENCH_IOPS = {"hdd": 300.0, "ssd": 3000.0}
 
 
+# What every OSD of the scaled cluster runs with (Pacific's defaults).
+PG_LIMIT_DEFAULTS = {"mon_max_pg_per_osd": 250, "osd_max_pg_per_osd_hard_ratio": 3.0}
+
+
 class ScaledCluster:
     """The mgr's data for a cluster of the given size, in the dumps' shape."""
 
@@ -89,6 +93,7 @@ class ScaledCluster:
             for osd in up:
                 held[osd] = held.get(osd, 0) + 1
             stats.append({"pgid": pgid, "state": "active+clean", "up": up, "acting": up,
+                          "reported_epoch": self.epoch,
                           "stat_sum": {"num_bytes": 4 << 20, "num_objects": 1}})
         gib = 1 << 20
         return {
@@ -188,15 +193,21 @@ class ScaledCluster:
     def send_command(self, result: Any, svc_type: str, svc_id: str, command: str,
                      tag: str) -> None:
         """An OSD command (the mgr's send_command): `osd bench` answers with its
-        device class's IOPS, as 'ceph sla advise --calibrate' asks it."""
+        device class's IOPS, as 'ceph sla advise --calibrate' asks it; `config
+        get` of the PG limit with Pacific's defaults."""
         cmd = json.loads(command)
+        if svc_type == "osd" and cmd.get("prefix") == "config get":
+            value = PG_LIMIT_DEFAULTS.get(cmd.get("var", ""))
+            result.complete(0 if value is not None else -2,
+                            json.dumps({cmd.get("var"): str(value)}), "")
+            return
         if svc_type != "osd" or cmd.get("prefix") != "bench":
-            result.result = (-22, "", f"unsupported {svc_type} command {cmd.get('prefix')}")
+            result.complete(-22, "", f"unsupported {svc_type} command {cmd.get('prefix')}")
             return
         iops = BENCH_IOPS[self.cls[int(svc_id)]]
-        result.result = (0, json.dumps({"bytes_written": cmd["count"], "blocksize": cmd["size"],
-                                        "elapsed_sec": cmd["count"] / cmd["size"] / iops,
-                                        "iops": iops}), "")
+        result.complete(0, json.dumps({"bytes_written": cmd["count"], "blocksize": cmd["size"],
+                                       "elapsed_sec": cmd["count"] / cmd["size"] / iops,
+                                       "iops": iops}), "")
 
     def _name(self, pool: int) -> str:
         return {1: "bulk", 2: "fast"}.get(pool, f"pool{pool}")

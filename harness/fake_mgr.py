@@ -42,6 +42,9 @@ class CommandResult:
     def __init__(self, tag: str = "") -> None:
         self.result: tuple[int, str, str] = (-110, "", "no reply")
 
+    def complete(self, r: int, outb: str, outs: str) -> None:
+        self.result = (r, outb, outs)
+
     def wait(self) -> tuple[int, str, str]:
         return self.result
 
@@ -132,6 +135,8 @@ class FakeCluster:
         self.osd_pgs: dict[int, int] = {}  # osd_stats num_pgs (unset: 0)
         self.pool_sums: list[dict[str, Any]] = []  # pg_dump pool_stats entries
         self.ceph_checks: dict[str, Any] = {}  # Ceph's own health checks
+        # what each OSD answers to `config get` (unset: Pacific's defaults)
+        self.osd_config: dict[int, dict[str, float]] = {}
         self.perf_queries: set[int] = set()
         self.perf_seen: dict[int, int] = {}
         self.pool_bytes = 0
@@ -260,21 +265,30 @@ class FakeCluster:
         if what == "pg_stats":
             return {"pg_stats": self.get("pg_dump")["pg_stats"]}
         if what == "pg_dump":
-            return {"pg_stats": [{"pgid": pg, "state": "active+clean", "up": self.up_set(pg),
-                                  "acting": self.up_set(pg), "stat_sum": {"num_bytes": 4096}}
+            state = str(self.pg_states[0]["state_name"])  # every PG alike, as pg_summary
+            return {"pg_stats": [{"pgid": pg, "state": state, "up": self.up_set(pg),
+                                  "acting": self.up_set(pg), "stat_sum": {"num_bytes": 4096},
+                                  "reported_epoch": self.epoch}
                                  for pg in sorted(self.raw)],
                     "pool_stats": []}
         raise KeyError(what)
 
     def send_command(self, result: Any, svc_type: str, svc_id: str, command: str,
                      tag: str) -> None:
-        """`osd bench`: hdd OSDs (even ids) 300 IOPS, ssd OSDs 3000."""
+        """`osd bench`: hdd OSDs (even ids) 300 IOPS, ssd OSDs 3000; `config
+        get` of the PG limit: `osd_config`, else Pacific's defaults."""
         cmd = json.loads(command)
-        assert svc_type == "osd" and cmd["prefix"] == "bench", (svc_type, cmd)
+        assert svc_type == "osd" and cmd["prefix"] in ("bench", "config get"), (svc_type, cmd)
+        if cmd["prefix"] == "config get":
+            value = self.osd_config.get(int(svc_id), {}).get(
+                cmd["var"], {"mon_max_pg_per_osd": 250,
+                             "osd_max_pg_per_osd_hard_ratio": 3.0}.get(cmd["var"]))
+            result.complete(0, json.dumps({cmd["var"]: str(value)}), "")
+            return
         iops = 300.0 if int(svc_id) % 2 == 0 else 3000.0
-        result.result = (0, json.dumps({"bytes_written": cmd["count"], "blocksize": cmd["size"],
-                                        "elapsed_sec": cmd["count"] / cmd["size"] / iops,
-                                        "iops": iops}), "")
+        result.complete(0, json.dumps({"bytes_written": cmd["count"], "blocksize": cmd["size"],
+                                       "elapsed_sec": cmd["count"] / cmd["size"] / iops,
+                                       "iops": iops}), "")
 
     def mon_command(self, cmd: dict[str, Any]) -> tuple[int, bytes, str]:
         self.commands.append(cmd)
@@ -294,6 +308,9 @@ class FakeCluster:
                     del self.upmaps[pg]
         elif prefix == "osd pool set" and cmd["var"] in ("size", "min_size"):
             pool = next(p for p in self.pools.values() if p["pool_name"] == cmd["pool"])
+            if "nosizechange" in str(pool.get("flags_names", "")).split(","):
+                return -1, b"", ("Error EPERM: pool size change is disabled; you must unset "
+                                 "nosizechange flag for the pool first")
             pool[cmd["var"]] = int(cmd["val"])
             if cmd["var"] == "size":  # as the mon does: min_size to the default for the size
                 pool["min_size"] = int(cmd["val"]) - int(cmd["val"]) // 2

@@ -4,8 +4,9 @@ Each tick reads from the mgr, calls the pure step (tick.plan_tick), and hands
 the plan to its collaborators: `Placer` (each pool's strategy: rules,
 sizes, pg_upmap_items, placement checks), `SwitchTracker` (time to isolation,
 progress), `RulesVerifier` (the CRUSH rules), `PoolActivity` (per-pool client
-IOPS and latency), `CostWatch` (what a switch costs), `Advisor` (`sla
-advise`). State lives in the mon-backed store (`StateStore`).
+IOPS and latency), `AdmissionStep` (which normal pools may share and how:
+the facts read, the pure admission, the check after the fact), `Advisor`
+(`sla advise`). State lives in the mon-backed store (`StateStore`).
 """
 # No `from __future__ import annotations` here: ceph-mgr reads the command
 # handlers' annotations at import time to build the command signatures.
@@ -21,17 +22,16 @@ from .core.decision import Mode, ThresholdError, Thresholds
 from .core.health import HealthChecks
 from .core.histogram import TickHistogram
 from .core.latency import SloError, parse_slo
-from .core.report import history_dicts, render_history, render_status
+from .core.report import history_dicts, render_history, render_plan_costs, render_status
 from .core.settings import SETTINGS_SPECS, Settings
 from .core.state import Role, Strategy, UrgentPlacement
 from .core.status import StatusFacts, status_dict
 from .placement.placer import Placer
-from .placement.registry import auto_strategy
-from .shell import compat
+from .shell import compat, config_warnings
+from .shell.admission_step import AdmissionStep, snapshot
 from .shell.advice_commands import Advisor
 from .shell.balancer_guard import BalancerGuard
 from .shell.commands_io import ModeArg, OutputFormat, refuse, reply
-from .shell.cost_watch import CostWatch
 from .shell.map_reader import MapReader
 from .shell.metrics_server import MetricsBindError, MetricsServer
 from .shell.module_port import ModulePort
@@ -62,7 +62,7 @@ class Module(MgrModule):
         self._health = HealthChecks()
         # one typed port to the mgr, late-bound: a test harness (and ceph-mgr
         # itself) may provide the module's methods after __init__
-        mgr = ModulePort(self)
+        mgr = self._port = ModulePort(self)
         self._store = StateStore(mgr, self._health)
         self._maps = MapReader(mgr.get)
         self._activity = PoolActivity(mgr)
@@ -70,14 +70,15 @@ class Module(MgrModule):
         self._rules = RulesVerifier(mgr)
         self._placer = Placer(mgr.mon, mgr.get_osdmap, self.log, self._health,
                                  lambda: self._settings.failure_domain)
-        self._costs = CostWatch(mgr, self._health, self._activity.read_fraction)
+        self._admission = AdmissionStep(mgr, self._health, self._activity.read_fraction)
         self._balancer = BalancerGuard(mgr, self._health)
         self._pools = PoolCommands(mgr, self._store, self._maps, self._placer, self._rules,
-                                   lambda: self._settings, self._balancer.release)
+                                   lambda: self._settings, self._balancer.release,
+                                   self._first_strategy)
         self._advisor = Advisor(mgr, self._store, lambda: self._settings)
         self._ticker = TickRunner(
             mgr, Collaborators(self._store, self._maps, self._activity, self._tracker,
-                               self._rules, self._placer, self._costs, self._advisor,
+                               self._rules, self._placer, self._admission, self._advisor,
                                self._health, self._balancer),
             lambda: self._settings)
         self._metrics = MetricsServer(self._status_snapshot)
@@ -178,10 +179,10 @@ class Module(MgrModule):
                 repairs=self._rules.repairs, tick_seconds=self._tick_hist.to_dict(),
                 dry_run_mode=(self._ticker.dry_decision.mode.value if self._settings.dry_run
                               and self._ticker.dry_decision else None),
-                stats_period_secs=self._ticker.stats_period(),
+                stats_period_secs=config_warnings.stats_period(self._port),
                 waiting_for_next_step=self._ticker.waiting)
             return status_dict(gather(facts, StatusParts(
-                self._activity, self._tracker, self._placer, self._costs)))
+                self._activity, self._tracker, self._placer, self._admission)))
 
     # ---- commands ----------------------------------------------------------
     @compat.read_command("sla status")
@@ -234,7 +235,9 @@ class Module(MgrModule):
                  ) -> HandleCommandResult:
         """Pin the mode (isolated|shared) or let the module decide (auto)"""
         with self._store.lock:
-            self._store.state().pinned = None if mode is ModeArg.AUTO else Mode(mode.value)
+            state = self._store.state()
+            state.pinned = None if mode is ModeArg.AUTO else Mode(mode.value)
+            state.sent_back.clear()  # the operator's word: the admission decides afresh
             self._store.save()
         text = "mode: auto\n" if mode is ModeArg.AUTO else f"mode pinned to {mode.value}\n"
         return reply(format, {"pinned": None if mode is ModeArg.AUTO else mode.value}, text)
@@ -260,20 +263,17 @@ class Module(MgrModule):
         self._pools.view_with(pool)  # a pool created a moment ago: the mgr sees it first
         auto = strategy is None and role is Role.NORMAL \
             and self._settings.default_strategy not in {kind.value for kind in Strategy}
-        chosen = strategy if strategy is not None or role is not Role.NORMAL \
-            else self._default_strategy(pool)
-        return self._pools.pool_set(pool, role, placement, chosen, format, auto)
+        if strategy is None and role is Role.NORMAL and not auto:
+            strategy = Strategy(self._settings.default_strategy)
+        return self._pools.pool_set(pool, role, placement, strategy, format, auto)
 
-    def _default_strategy(self, pool: str) -> Strategy:
-        """default_strategy, where 'auto' starts with the first strategy the
-        pool can use and the urgent region has room for under nearfull_ratio
-        (copy: a whole copy of the pool); the module picks again at each
-        switch to shared."""
-        setting = self._settings.default_strategy
-        if setting in {kind.value for kind in Strategy}:
-            return Strategy(setting)
-        return auto_strategy(lambda kind: self._costs.room_for(pool, kind)
-                             and self._pools.usable(pool, kind))
+    def _first_strategy(self, info: Any, original_rule: Optional[str]) -> Any:
+        """An auto pool's first strategy: the admission's choice with it added."""
+        now, settings = time.time(), self._settings
+        maps = self._maps.current(now, settings.region_spec())
+        with self._store.lock:
+            seen = snapshot(self._store.state())
+        return self._admission.first_strategy(now, seen, maps, settings, info, original_rule)
 
     @compat.write_command("sla pool rm")
     def cmd_pool_rm(self, pool: str, format: OutputFormat = OutputFormat.PLAIN
@@ -293,7 +293,7 @@ class Module(MgrModule):
             target = Mode.SHARED if self._store.state().decision.mode is Mode.ISOLATED \
                 else Mode.ISOLATED
         moves = self._pools.switch_moves(target)
-        costs = self._costs.report()
+        costs = self._admission.report()
         data = {"to_mode": target.value, "pools": moves, "costs": costs,
                 "pgs": sum(p["pgs_moving"] for p in moves),
                 "replicas": sum(p["replicas"] for p in moves),
@@ -301,7 +301,7 @@ class Module(MgrModule):
         return reply(format, data, f"next switch: -> {target.value}\n" + "".join(
             f"  {p['pool']} ({p['strategy']}): {p['pgs_moving']} of {p['pgs']} PGs, "
             f"{p['replicas']} replicas, {p['bytes']} bytes\n" for p in moves)
-            + self._costs.render())
+            + render_plan_costs(costs))
 
     @compat.write_command("sla rules apply")
     def cmd_rules_apply(self, format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
@@ -312,6 +312,8 @@ class Module(MgrModule):
     def cmd_advise(self, cost_ratio: Optional[float] = None, calibrate: bool = False,
                    format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
         """Size the urgent region; thresholds, dwell, strategy per pool (--calibrate: osd bench)"""
-        return self._advisor.advise(cost_ratio, calibrate, format,
-                                    lambda: {"pools": self._costs.report(),
-                                             "text": self._costs.render()})
+        return self._advisor.advise(cost_ratio, calibrate, format, self._plan_costs)
+
+    def _plan_costs(self) -> dict[str, Any]:
+        pools = self._admission.report()
+        return {"pools": pools, "text": render_plan_costs(pools)}

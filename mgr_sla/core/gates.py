@@ -1,23 +1,23 @@
-"""Safety gates: when a decided switch must not be applied.
+"""Safety gates: when a switch to shared, or a pool's change toward it,
+must wait.
 
 As balancer and pg_autoscaler do, nothing that moves data starts while the
-cluster is not healthy. The switch to shared is optional (throughput), so it
-waits for a clean cluster. The switch to isolated protects the SLA, so it
-goes ahead with data still moving, but not while PGs are inactive: a rule
-change then could leave a PG with no acting set to peer with. One exception:
-PGs peering because of the module's own switch to shared (its upmap entries
-still moving replicas, no OSD of the rules down). Isolation then cancels
-that move (the mon drops the urgent-targeted entries), the PGs go back to
+cluster is not healthy: the switch to shared is optional (throughput), so it
+waits for a clean cluster (`shared_gates`). The switch to isolated protects
+the SLA: it is never held as a whole; each pool's change toward isolation
+waits only for what concerns that pool (core/tick.py `_isolation_gates`): its
+own rule, and its own PGs active while it moves data (a rule change then
+could leave a PG with no acting set to peer with), unless what peers is the
+module's own switch to shared (its upmap entries still moving replicas, no
+OSD of the rules down): isolation then cancels that move, the PGs go back to
 OSDs that hold their data, and waiting would keep normal clients on the
 urgent OSDs for as long as the stats show the peering (measured: 17 s).
 """
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
-
-from .decision import Mode
 
 
 class GateName(str, Enum):
@@ -71,7 +71,7 @@ class ClusterHealth:
     missing_rules: tuple[str, ...] = ()
     unverified: str | None = None  # why the installed rules do not verify, if so
     flags: tuple[str, ...] = ()  # HOLDING_FLAGS set on the OSD map
-    urgent_fill_after: float | None = None  # fullest urgent OSD if shared were applied
+    urgent_fill_after: float | None = None  # fullest urgent OSD with the admitted pools shared
     nearfull_ratio: float = 0.85
     switches_last_day: int = 0  # real switches in the last 24 hours
     max_switches_per_day: int = 0  # 0: no cap
@@ -79,6 +79,7 @@ class ClusterHealth:
     # PGs undersized by design: the copy sharing adds, not yet placed, in
     # pools degraded no further (a step toward shared waits for active, not clean)
     degraded_by_design: int = 0
+    inactive_by_pool: Mapping[int, int] = field(default_factory=dict)  # managed pools only
 
 
 def pg_counts(pgs_by_state: Iterable[Mapping[str, object]]) -> PgCounts:
@@ -118,17 +119,29 @@ def pools_with_unknown_pgs(pg_summary: Mapping[str, object]) -> frozenset[int]:
                      if any("unknown" in str(s).split("+") for s in states))
 
 
-def blocking_gates(target: Mode, health: ClusterHealth, max_misplaced_ratio: float) -> list[Gate]:
-    """Every reason the switch to `target` must wait; empty means go."""
+def inactive_by_pool(pg_summary: Mapping[str, object], pool_ids: Iterable[int]
+                     ) -> dict[int, int]:
+    """Each given pool's PGs not active (pg_summary's by_pool)."""
+    by_pool = pg_summary.get("by_pool") or {}
+    assert isinstance(by_pool, Mapping)
+    out = {}
+    for pool in pool_ids:
+        n = sum(int(c) for s, c in (by_pool.get(str(pool)) or {}).items()
+                if "active" not in str(s).split("+"))
+        if n:
+            out[pool] = n
+    return out
+
+
+def shared_gates(health: ClusterHealth, max_misplaced_ratio: float) -> list[Gate]:
+    """Every reason the switch to shared, or a change toward it, must wait;
+    empty means go."""
     gates: list[Gate] = []
     if health.missing_rules:
         gates.append(Gate(GateName.RULES_MISSING, "CRUSH rules missing: " + ", ".join(
             health.missing_rules) + " (run 'ceph sla rules apply')"))
-    if health.pgs.inactive and not (target is Mode.ISOLATED and health.own_move_in_flight
-                                    and not health.down_osds):
+    if health.pgs.inactive:
         gates.append(Gate(GateName.PGS_INACTIVE, f"{health.pgs.inactive} PGs inactive"))
-    if target is Mode.ISOLATED:
-        return gates
     if health.unverified:
         gates.append(Gate(GateName.RULES_UNVERIFIED, health.unverified))
     if health.pgs.unknown:
@@ -163,24 +176,6 @@ def holding_flags(osd_map_flags: str) -> tuple[str, ...]:
     """The HOLDING_FLAGS in an OSD map dump's comma-separated `flags`."""
     present = set(osd_map_flags.split(","))
     return tuple(f for f in HOLDING_FLAGS if f in present)
-
-
-def projected_urgent_fill(used: Mapping[int, float], size: Mapping[int, float],
-                          weight: Mapping[int, float], normal_bytes: float,
-                          share: float) -> float | None:
-    """The fullest urgent OSD's used/size once shared mode is placed.
-
-    used/size: bytes per urgent OSD now; weight: their CRUSH weights (the
-    upmap planner spreads urgent replicas by weight); normal_bytes: the bytes
-    of all replicas of the normal pools now (on normal OSDs); share: the share
-    of those replicas shared mode puts on urgent OSDs."""
-    total_weight = sum(w for o, w in weight.items() if o in size)
-    if total_weight <= 0:
-        return None
-    added = normal_bytes * share
-    fills = [(used.get(o, 0.0) + added * weight[o] / total_weight) / size[o]
-             for o in size if size[o] > 0 and o in weight]
-    return max(fills) if fills else None
 
 
 def all_settled(pg_status: Mapping[str, object]) -> bool:

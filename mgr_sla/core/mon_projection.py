@@ -8,6 +8,13 @@ the changed pool's rule over the in OSDs under that rule's takes. Each is
 an average (the PG slots projection counts each urgent OSD), but a refusal
 part-way through a switch would leave some pools shared and others not, so
 a pool the mon would refuse stays isolated, and says why.
+
+Up to Pacific (and Quincy) the mon runs the same count on a size *decrease*
+(measured: `osd pool set P size 2` refused with ERANGE once OSDs were marked
+out); Tentacle counts increases only. There a copy pool's way back, the size
+it isolates with, could be refused after a failure domain's OSDs are marked
+out: the raise is admitted only when it fits with the largest failure domain
+out (`domain_osds`), so the module never shares a copy it could not drop.
 """
 from __future__ import annotations
 
@@ -50,11 +57,13 @@ def counts_for(release: str) -> tuple[bool, bool]:
 
 
 def size_refusals(pools: Sequence[PoolPgs], raises: Sequence[SizeRaise], limit: int,
-                  in_osds: int, osds_under: Callable[[int], int], release: str
-                  ) -> dict[int, str]:
-    """pool id -> the mon's refusal, for each raise it would refuse, taken in
-    order as the module sends them (a raise the mon accepts counts for the
-    next ones; a refused one, or one not sent, does not)."""
+                  in_osds: int, osds_under: Callable[[int], int], release: str,
+                  domain_osds: int = 0) -> dict[int, str]:
+    """pool id -> the mon's refusal, for each raise it would refuse (or whose
+    way back it could refuse with `domain_osds` in OSDs out, on the releases
+    that count decreases too), taken in order as the module sends them (a
+    raise the mon accepts counts for the next ones; a refused one, or one not
+    sent, does not)."""
     cluster_wide, per_rule = counts_for(release)
     now: dict[int, PoolPgs] = {p.pool_id: p for p in pools}
     refused: dict[int, str] = {}
@@ -69,11 +78,19 @@ def size_refusals(pools: Sequence[PoolPgs], raises: Sequence[SizeRaise], limit: 
         if why is None and per_rule:
             why = _over([p for p in trial.values() if p.rule_id == step.rule_id], limit,
                         osds_under(step.rule_id), "in OSDs under its rule's takes")
-        if why is None:
+        back = None
+        if why is None and cluster_wide and domain_osds > 0:
+            back = _over(trial.values(), limit, in_osds - domain_osds,
+                         "in OSDs left with the largest failure domain out")
+        if why is None and back is None:
             now = trial if step.sent else now
-        else:
+        elif why is not None:
             refused[step.pool_id] = (f"the mon would refuse 'osd pool set {step.name} size "
                                      f"{step.size}' (ERANGE): {why}")
+        else:
+            refused[step.pool_id] = (
+                f"the mon could refuse its way back, 'osd pool set {step.name} size "
+                f"{step.size - 1}' (this release counts a size decrease too, ERANGE): {back}")
     return refused
 
 

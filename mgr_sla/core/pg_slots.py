@@ -1,71 +1,82 @@
-"""PG slots per OSD: what shared mode puts on each urgent OSD, against the
-limit the OSDs enforce. Pure.
+"""PG slots per urgent OSD: what shared mode puts on each urgent OSD, against
+the limit that OSD enforces. Pure.
 
 Ceph's own guards are averages (TOO_MANY_PGS, the mon's projection on a size
-change), so they stay quiet while a single SSD OSD passes
-`mon_max_pg_per_osd`: a few times past it the OSD stops instantiating PGs
-(OSD::maybe_wait_for_max_pg) while `ceph pg stat` still says active+clean.
-With 10 HDD OSDs per SSD OSD, a copy pool's extra copy puts about ten times
-the HDD OSDs' PG share on each SSD.
+change), so they stay quiet while a single SSD OSD passes its limit: there
+the OSD stops instantiating PGs (OSD::maybe_wait_for_max_pg: it holds at most
+mon_max_pg_per_osd x osd_max_pg_per_osd_hard_ratio, both as that OSD runs
+them, strays included) and a PG waiting for it stays activating, with no
+health check at all, while `ceph pg stat` counts the rest active+clean. With
+10 HDD OSDs per SSD OSD, a copy pool's extra copy puts about ten times the
+HDD OSDs' PG share on each SSD.
 
-Each urgent OSD's count is projected with the managed normal pools that may
-share, and with the worst urgent failure domain to lose lost (its PGs remapped onto
-the others by weight): the pools are admitted shared ones first (their real
-up sets), then the isolated ones in pool order (where CRUSH would put their
-shared placement, when the shell could map it on the real PGs; else a
-weight-proportional share of the replicas sharing adds, plus MARGIN_SIGMAS
-standard deviations of the binomial draw CRUSH makes); a pool that would
-take any urgent OSD past the limit stays isolated, and the reason names the
-OSD, its count and the limit.
+Each urgent OSD's count is projected from what it holds now (its own report:
+strays of earlier placements included, they stay until deleted) plus what
+the pools admitted to share bring, at the peak of the switch, with the worst
+urgent failure domain lost (its PGs remapped onto the others by weight). A
+pool is admitted only with room to spare: no OSD past `PgLimit.admit`.
 """
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 
-# CRUSH draws each PG's urgent replica by weight: a projection from the mean
+# CRUSH draws each PG's urgent replica by weight: an estimate from the mean
 # alone would be short on half the OSDs. 3 sigmas: about 1 OSD in 700 above.
 MARGIN_SIGMAS = 3.0
+# Admit at most this share of the PGs an OSD holds before it withholds new
+# ones (the hard limit): room for a PG split, an OSD marked out, the strays of
+# a placement that changes while data moves.
+HARD_SPARE = 0.9
+
+
+@dataclass(frozen=True)
+class PgLimit:
+    """The PG limit of one OSD, as that OSD runs with it."""
+
+    max_per_osd: int  # mon_max_pg_per_osd
+    hard_ratio: float  # osd_max_pg_per_osd_hard_ratio
+    basis: str  # where the values were read: "the OSD", "the config database", "the mgr"
+
+    @property
+    def hard(self) -> int:
+        """The most PGs the OSD holds: it creates one more only below this."""
+        return math.ceil(self.max_per_osd * self.hard_ratio)
+
+    @property
+    def admit(self) -> int:
+        """The most PGs the module lets shared mode put there."""
+        return _admit(self.max_per_osd, self.hard_ratio)
+
+    def describe(self, osd: int) -> str:
+        """What the limit is, for a reason an operator reads."""
+        soft = self.admit == self.max_per_osd
+        runs = f"as osd.{osd} runs {'it' if soft else 'them'}" if self.basis == "the OSD" \
+            else f"(from {self.basis})"
+        if soft:
+            return f"mon_max_pg_per_osd {self.max_per_osd} {runs}"
+        return (f"{self.admit} PGs, {HARD_SPARE:.0%} of the {self.hard} it holds at most "
+                f"(mon_max_pg_per_osd {self.max_per_osd} x osd_max_pg_per_osd_hard_ratio "
+                f"{self.hard_ratio:g} {runs})")
 
 
 @dataclass(frozen=True)
 class UrgentOsd:
+    """One urgent OSD that is in: where it sits and what it holds."""
+
     weight: float
     domain: int  # its failure domain's bucket id
-
-
-@dataclass(frozen=True)
-class PoolSlots:
-    """One managed normal pool, as far as PG slots go."""
-
-    pool_id: int
-    name: str
-    shared_now: bool
-    # shared now: its PGs with a replica on each urgent OSD (the real up sets);
-    # isolated and `mapped`: the same as CRUSH maps its shared placement
-    on_urgent: Mapping[int, int] = field(default_factory=dict)
-    # isolated, not mapped: the PG replicas sharing it would add to the urgent region
-    extra_replicas: int = 0
-    mapped: bool = False
-
-
-@dataclass(frozen=True)
-class SlotVerdict:
-    limit: int
-    kept: dict[int, str]  # pool id -> why it stays isolated
-    # pool id -> (osd, PGs) the most loaded urgent OSD would hold with it shared
-    worst_if_shared: dict[int, tuple[int, int]]
-    projected: dict[int, int]  # urgent osd -> PGs, the admitted pools shared, a domain lost
-    lost_domain: int | None  # the failure domain whose loss is counted
-
-    def over_limit(self) -> list[tuple[int, int]]:
-        """Urgent OSDs past the limit with only the admitted pools shared."""
-        return sorted((o, n) for o, n in self.projected.items() if n > self.limit)
+    pgs: int | None = None  # PGs it holds by its own last report (None: not reported)
+    used_bytes: float = 0.0
+    total_bytes: float = 0.0
+    limit: PgLimit | None = None
 
 
 def spread(replicas: int, urgent: Mapping[int, UrgentOsd]) -> dict[int, int]:
-    """What `replicas` drawn by weight put on each urgent OSD, with the margin."""
+    """What `replicas` drawn by weight put on each urgent OSD, with the margin:
+    the estimate until the pool's own mapping is known."""
     total = sum(o.weight for o in urgent.values())
     if replicas <= 0 or total <= 0:
         return {}
@@ -79,67 +90,83 @@ def spread(replicas: int, urgent: Mapping[int, UrgentOsd]) -> dict[int, int]:
 def after_losing(counts: Mapping[int, int], urgent: Mapping[int, UrgentOsd]
                  ) -> tuple[dict[int, int], int | None]:
     """Each urgent OSD's PGs once the worst urgent failure domain to lose is
-    lost (its PGs spread over the other urgent OSDs by weight); with one
-    domain only, the counts as they are."""
+    lost (its PGs spread over the other urgent OSDs by weight; the worst is
+    the one that leaves an OSD furthest over its limit, or the fullest); with
+    one domain only, the counts as they are.
+
+    Losing domain d adds ceil(moved_d x w / rest_d) to each OSD outside d: more
+    for every such OSD the larger x_d = moved_d / rest_d. So only two losses
+    can be the worst: the largest x (worst for every OSD outside it) and the
+    next largest (worst for the OSDs inside the first): two passes over the
+    OSDs, not one per domain (1,000 hosts)."""
     weights: dict[int, float] = {}
-    for place in urgent.values():
+    moved: dict[int, int] = {}
+    for osd, place in urgent.items():
         weights[place.domain] = weights.get(place.domain, 0.0) + place.weight
-    worst: tuple[dict[int, int], int | None] = ({o: counts.get(o, 0) for o in urgent}, None)
+        moved[place.domain] = moved.get(place.domain, 0) + counts.get(osd, 0)
     if len(weights) < 2:
-        return worst
+        return {o: counts.get(o, 0) for o in urgent}, None
     total = sum(weights.values())
-    worst_peak = -1
-    for lost in sorted(weights):
-        moved = sum(counts.get(o, 0) for o, p in urgent.items() if p.domain == lost)
+    shares = {d: moved[d] / (total - w) for d, w in weights.items() if total - w > 0}
+    ranked = sorted(shares, key=lambda d: (-shares[d], d))[:2]
+    worst: tuple[dict[int, int], int | None] = ({o: counts.get(o, 0) for o in urgent}, None)
+    worst_key: tuple[float, int] | None = None
+    for lost in ranked:
         rest = total - weights[lost]
-        if rest <= 0:
-            continue
-        after = {o: counts.get(o, 0) + math.ceil(moved * p.weight / rest)
+        after = {o: counts.get(o, 0) + math.ceil(moved[lost] * p.weight / rest)
                  for o, p in urgent.items() if p.domain != lost}
-        peak = max(after.values(), default=0)
-        if peak > worst_peak:
-            worst, worst_peak = (after, lost), peak
+        key = max((_fullness(n, urgent[o].limit), n) for o, n in after.items())
+        if worst_key is None or key > worst_key:
+            worst, worst_key = (after, lost), key
     return worst
 
 
-def plan_slots(counts: Mapping[int, int], pools: Sequence[PoolSlots],
-               urgent: Mapping[int, UrgentOsd], limit: int) -> SlotVerdict:
-    """counts: every OSD's PGs now (what it holds); urgent: the urgent OSDs that are in."""
-    unreported = sorted(o for o in urgent if o not in counts)
-    if unreported:
-        # no count is not zero PGs (a mgr just started, an OSD's report not in
-        # yet): nothing is proved to fit, so no isolated pool shares
-        why = (f"no PG count reported for osd.{unreported[0]}"
-               f"{f' and {len(unreported) - 1} more urgent OSDs' if len(unreported) > 1 else ''}"
-               ": the PG limit cannot be checked")
-        return SlotVerdict(limit, {p.pool_id: why for p in pools if not p.shared_now}, {}, {},
-                           None)
-    base = {o: counts[o] for o in urgent}
-    for pool in pools:
-        if pool.shared_now:
-            for osd, n in pool.on_urgent.items():
-                if osd in base:
-                    base[osd] -= n
-    kept: dict[int, str] = {}
-    worst: dict[int, tuple[int, int]] = {}
-    lost: int | None = None
-    for pool in sorted(pools, key=lambda p: (not p.shared_now, p.pool_id)):
-        added = dict(pool.on_urgent) if pool.shared_now or pool.mapped \
-            else spread(pool.extra_replicas, urgent)
-        trial = {o: n + added.get(o, 0) for o, n in base.items()}
-        projected, lost = after_losing(trial, urgent)
-        if not projected:
-            continue
-        osd, most = max(sorted(projected.items()), key=lambda item: item[1])
-        worst[pool.pool_id] = (osd, most)
-        if most > limit:
-            kept[pool.pool_id] = (
-                f"sharing it would put {most} PGs on osd.{osd} (with the urgent failure "
-                f"domain {lost} lost), over mon_max_pg_per_osd {limit}")
-        else:
-            base = trial
-    final, lost = after_losing(base, urgent)
-    return SlotVerdict(limit, kept, worst, final, lost)
+@functools.lru_cache(maxsize=1024)
+def _admit(max_per_osd: int, hard_ratio: float) -> int:
+    hard = math.ceil(max_per_osd * hard_ratio)
+    return max(0, min(max_per_osd, math.floor(hard * HARD_SPARE)))
+
+
+def _fullness(pgs: int, limit: PgLimit | None) -> float:
+    """PGs over the ones the OSD admits (0 without a limit known)."""
+    if limit is None:
+        return 0.0
+    return pgs / limit.admit if limit.admit else math.inf
+
+
+@dataclass(frozen=True)
+class SlotCheck:
+    """The worst urgent OSD of a projection, against its limit."""
+
+    osd: int
+    pgs: int
+    limit: PgLimit | None
+    lost_domain: int | None
+
+    @property
+    def over(self) -> bool:
+        return self.limit is not None and self.pgs > self.limit.admit
+
+    def reason(self, what: str, basis: str) -> str:
+        lost = "" if self.lost_domain is None else \
+            f" with the urgent failure domain {self.lost_domain} lost"
+        assert self.limit is not None
+        return (f"{what} would put {self.pgs} PGs on osd.{self.osd}{lost} ({basis}), over "
+                f"{self.limit.describe(self.osd)}")
+
+
+def check_slots(counts: Mapping[int, int], urgent: Mapping[int, UrgentOsd]) -> SlotCheck | None:
+    """The urgent OSD furthest over (or nearest to) its limit once the worst
+    failure domain is lost; None without an urgent OSD."""
+    projected, lost = after_losing(counts, urgent)
+    if not projected:
+        return None
+
+    def key(item: tuple[int, int]) -> tuple[float, int, int]:
+        osd, n = item
+        return _fullness(n, urgent[osd].limit), n, -osd
+    osd, pgs = max(sorted(projected.items()), key=key)
+    return SlotCheck(osd, pgs, urgent[osd].limit, lost)
 
 
 def withheld(health: Mapping[str, object]) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from .admission_facts import BASES
 from .advise import Advice
 from .state import ModuleState
 
@@ -166,3 +167,48 @@ def render_advice(advice: Advice) -> str:
                          f"{'-' if la.perf_per_cost is None else f'{la.perf_per_cost:.2f}':>10}")
     lines += [f"note: {n}" for n in advice.notes]
     return "\n".join(lines) + "\n"
+
+
+def render_plan_costs(pools: list[dict[str, Any]]) -> str:
+    """The cost table of `sla plan` / `sla advise`, from the admission's
+    entries (AdmissionPool.to_dict): each strategy's figures, then what the
+    module decided for the pool and why."""
+    if not pools:
+        return ""
+    lines = ["", f"{'POOL':<16} {'STRATEGY':<8} {'TO SHARED':>10} {'TO ISOL':>10} "
+                 f"{'ISOLATION':>10} {'EPOCHS':>7} {'GAIN':>6}  DECIDED"]
+    for pool in pools:
+        for name, c in pool["costs"].items():
+            mark = "*" if name == pool["strategy"] else " "
+            lines.append(f"{pool['name']:<16} {name + mark:<8} "
+                         f"{_gib(c['bytes_to_shared']):>10} {_gib(c['bytes_to_isolated']):>10} "
+                         f"{c['time_to_isolation_secs']:>9g}s {c['epochs_to_shared']:>7} "
+                         f"{c['expected_gain']:>5.2f}x  {pool['recommended']}")
+        slots = pool.get("pg_slots_if_shared")
+        if slots is not None:
+            lost = "" if slots["lost_failure_domain"] is None else "a failure domain lost; "
+            lines.append(f"  PG slots shared: up to {slots['pgs']} PGs on osd.{slots['osd']} "
+                         f"({lost}{BASES.get(slots['basis'], slots['basis'])}), limit "
+                         f"{slots['limit']} (holds at most "
+                         f"{slots['hard_limit']}; {slots['limit_basis']})")
+        space = pool.get("urgent_space_if_shared")
+        if space is not None:
+            lines.append(f"  urgent space shared: osd.{space['osd']} {space['fill']:.0%} full "
+                         f"(nearfull_ratio {space['nearfull_ratio']:.0%})")
+        if pool.get("kept_isolated"):
+            lines.append(f"  kept isolated: {pool['kept_isolated']}")
+        if pool.get("gain") is not None:
+            lines.append(f"  gain: {gain_line(pool['gain'])}")
+        choice = pool.get("next_strategy")
+        if choice is not None:
+            how = "auto" if choice["auto"] else "pinned"
+            lines.append(f"  next switch to shared: {choice['strategy']} ({how}: "
+                         f"{choice['why']})")
+        lines.append(f"  {pool['reason']}; reads {pool['read_fraction']:.0%} "
+                     f"({pool['read_fraction_basis']})")
+    return "\n".join(lines) + "\n(* the pool's strategy; GiB; isolation: expected time "\
+        "to isolation)\n"
+
+
+def _gib(value: float) -> str:
+    return f"{value / 2**30:.2f}G"

@@ -97,6 +97,8 @@ class OptionSpec:
     desc: str
     min: float | None = None
     max: float | None = None
+    # the values a str option takes: the mon refuses any other at `config set`
+    enum_allowed: tuple[str, ...] | None = None
 
     def fields(self) -> dict[str, Any]:
         """Keyword arguments of mgr_module.Option (compat.option drops the
@@ -112,6 +114,8 @@ class OptionSpec:
             out["min"] = self.min
         if self.max is not None:
             out["max"] = self.max
+        if self.enum_allowed is not None:
+            out["enum_allowed"] = list(self.enum_allowed)
         return out
 
 
@@ -174,7 +178,8 @@ SETTINGS_SPECS = (
     OptionSpec("default_strategy", "str",
                "strategy of 'ceph sla pool set POOL normal' without --strategy: copy (size "
                "toggle), move (pg_upmap_items), or auto (the module picks, at each switch to "
-               "shared, the strategy with the best expected gain that fits; 'ceph sla plan')"),
+               "shared, the strategy with the best expected gain that fits; 'ceph sla plan')",
+               enum_allowed=STRATEGY_CHOICES),
     OptionSpec("min_gain", "float",
                "a normal pool is shared only when it is expected to serve its clients at least "
                "this many times faster shared than isolated: its gain measured by the module "

@@ -19,6 +19,8 @@ class SharingProgress:
     missing: int  # object copies Ceph counts missing now (degraded objects)
     bytes_per_copy: float  # the pool's stored bytes per object
     rate: float | None = None  # bytes/s Ceph recovers the pool at now
+    pool_id: int = -1
+    adds_a_copy: bool = False  # at a size above its isolated size (copy)
 
     @property
     def placing(self) -> int:
@@ -39,11 +41,17 @@ class SharingProgress:
 
     def beyond_line(self) -> str:
         return (f"pool {self.pool}: {self.beyond} object copies missing beyond the ones "
-                "sharing adds: degradation the module did not cause ('ceph pg ls-by-pool "
-                f"{self.pool} degraded')")
+                "sharing adds (an OSD down or out, or a PG an OSD does not take: "
+                f"'ceph pg ls-by-pool {self.pool} degraded')")
 
 
 def sharing_health(progress: Sequence[SharingProgress]) -> tuple[list[str], list[str]]:
     """(the pools placing copies by design, the pools degraded beyond that)."""
     return ([p.placing_line() for p in progress if p.placing],
             [p.beyond_line() for p in progress if p.beyond])
+
+
+def placing_by_design(progress: Sequence[SharingProgress]) -> list[int]:
+    """The pools whose degraded PGs are the copy sharing adds: above their
+    isolated size, and no copy missing beyond it (the gates count them apart)."""
+    return sorted(p.pool_id for p in progress if p.adds_a_copy and not p.beyond)

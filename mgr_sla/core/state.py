@@ -21,7 +21,8 @@ RULE_HYBRID = "sla_hybrid"
 
 HISTORY_LEN = 50
 STATE_KEY = "state"
-STATE_VERSION = 3  # 1: no "version" key, no original rules; 2: no strategies
+STATE_VERSION = 4  # 1: no "version" key, no original rules; 2: no strategies; 3: no
+# pools sent back, no pacing record
 
 
 class Role(str, enum.Enum):
@@ -106,6 +107,17 @@ class SwitchRecord:
         return out
 
 
+@dataclass(frozen=True)
+class StepRecord:
+    """The last step of a paced switch to shared: when it went out, the OSD
+    map epoch the mon had then, and its pools (the next step waits for their
+    PGs' stats reported after that epoch)."""
+
+    at: float
+    epoch: int
+    pools: tuple[int, ...]
+
+
 @dataclass
 class ModuleState:
     decision: DecisionState
@@ -114,6 +126,10 @@ class ModuleState:
     history: list[SwitchRecord] = field(default_factory=list)
     switches_total: int = 0
     blocked_total: dict[str, int] = field(default_factory=dict)
+    # normal pools sent back for what their sharing caused (core/sharing_check.py),
+    # and why: kept isolated until the mode or its pin changes
+    sent_back: dict[int, str] = field(default_factory=dict)
+    last_step: StepRecord | None = None
 
     @staticmethod
     def initial(now: float) -> ModuleState:
@@ -149,6 +165,10 @@ class ModuleState:
             "history": [asdict(r) for r in self.history],
             "switches_total": self.switches_total,
             "blocked_total": self.blocked_total,
+            "sent_back": {str(p): why for p, why in sorted(self.sent_back.items())},
+            "last_step": None if self.last_step is None else {
+                "at": self.last_step.at, "epoch": self.last_step.epoch,
+                "pools": list(self.last_step.pools)},
         }, sort_keys=True)
 
     @staticmethod
@@ -173,9 +193,17 @@ class ModuleState:
                 history=[SwitchRecord(**r) for r in raw.get("history", [])],
                 switches_total=int(raw.get("switches_total", 0)),
                 blocked_total={str(k): int(v) for k, v in raw.get("blocked_total", {}).items()},
+                sent_back={int(p): str(why) for p, why in (raw.get("sent_back") or {}).items()},
+                last_step=_step_from(raw.get("last_step")),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise StateError(f"unreadable state record: {e}") from e
+
+
+def _step_from(raw: dict[str, Any] | None) -> StepRecord | None:
+    if not raw:
+        return None
+    return StepRecord(float(raw["at"]), int(raw["epoch"]), tuple(int(p) for p in raw["pools"]))
 
 
 def _role_json(r: PoolRole) -> dict[str, Any]:

@@ -46,8 +46,6 @@ WRITE_COST = 10.0
 # A read-only pool on copy: the SSDs serve every read; the gain is capped at
 # what the benchmark measured there rather than reported as unbounded
 MAX_GAIN = 4.0
-# Below this a switch is not worth its data movement: the pool stays isolated
-MIN_GAIN = 1.05
 
 
 @dataclass(frozen=True)
@@ -148,27 +146,31 @@ def urgent_room(cap: Capacity) -> float:
 
 
 def pool_cost(pool: PoolCostInputs, cap: Capacity, max_isolation_secs: float,
-              models: Sequence[CostModel]) -> PoolCost:
-    """The pool's cost with each strategy, and the one to recommend."""
+              models: Sequence[CostModel], min_gain: float) -> PoolCost:
+    """The pool's cost with each strategy, and the one its figures alone
+    recommend (the offline tables; the module decides by core/admission.py,
+    on every limit of the live cluster)."""
     if pool.read_fraction is None:
         r, basis = DEFAULT_READ_FRACTION, "no client ops measured yet: assumed 50% reads"
     else:
         r, basis = pool.read_fraction, "measured by the module's perf query"
     costs = tuple(m.cost(pool, cap, r) for m in models)
     fit = [c for c in costs if c.time_to_isolation_secs <= max_isolation_secs
-           and c.fits_urgent and c.expected_gain >= MIN_GAIN]
+           and c.fits_urgent and c.expected_gain >= min_gain]
     if fit:
         best = max(fit, key=lambda c: (c.expected_gain, -c.time_to_isolation_secs))
         recommended = best.strategy
         reason = (f"gain {best.expected_gain:.2f}x, isolation in "
                   f"{best.time_to_isolation_secs:g} s")
     else:
-        recommended, reason = "keep isolated", _why_isolated(costs, max_isolation_secs)
+        recommended, reason = "keep isolated", _why_isolated(costs, max_isolation_secs,
+                                                             min_gain)
     return PoolCost(pool.pool_id, pool.name, pool.strategy.value, round(r, 3), basis, costs,
                     recommended, reason, pool.read_fraction is not None)
 
 
-def _why_isolated(costs: Sequence[SwitchCost], max_isolation_secs: float) -> str:
+def _why_isolated(costs: Sequence[SwitchCost], max_isolation_secs: float,
+                  min_gain: float) -> str:
     reasons = []
     for c in costs:
         if c.time_to_isolation_secs > max_isolation_secs:
@@ -178,18 +180,17 @@ def _why_isolated(costs: Sequence[SwitchCost], max_isolation_secs: float) -> str
             reasons.append(f"{c.strategy}: needs {c.urgent_bytes_needed / 2**30:.1f} GiB on "
                            "the urgent region, more than its free space under nearfull_ratio")
         else:
-            reasons.append(f"{c.strategy}: gain {c.expected_gain:.2f}x, under {MIN_GAIN:g}x")
+            reasons.append(f"{c.strategy}: gain {c.expected_gain:.2f}x, under min_gain "
+                           f"{min_gain:g}x")
     return "; ".join(reasons)
 
 
-def too_slow_to_isolate(cost: PoolCost, max_isolation_secs: float) -> str | None:
-    """Why the pool's configured strategy must keep it isolated, if so."""
-    mine = next(c for c in cost.costs if c.strategy == cost.strategy)
-    if mine.time_to_isolation_secs > max_isolation_secs:
-        return (f"isolating it again would take {mine.time_to_isolation_secs:g} s "
-                f"({mine.time_to_isolation_basis}) > max_isolation_secs "
-                f"{max_isolation_secs:g}")
-    return None
+def normal_fill_after(back_bytes: float, cap: Capacity) -> float | None:
+    """The normal region's fill once `back_bytes` (what the move pools have
+    on urgent OSDs) come back to it."""
+    if cap.normal_total_bytes <= 0:
+        return None
+    return (cap.normal_used_bytes + back_bytes) / cap.normal_total_bytes
 
 
 def normal_fill_after_isolation(costs: Sequence[PoolCost], pools: Sequence[PoolCostInputs],

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .decision import DecisionState, Mode, ModeDecision, Thresholds, decide, held
-from .gates import ClusterHealth, Gate, GateName, blocking_gates
+from .gates import ClusterHealth, Gate, GateName, shared_gates
 from .latency import Slo
 from .state import PoolRole, PoolTarget, Role
 
@@ -47,14 +47,18 @@ class TickInputs:
     slo: Slo | None = None
     pools: Sequence[PoolNow] = ()
     blocked_before: frozenset[str] = frozenset()  # gate names that blocked last tick
-    # normal pools the switch-cost model keeps isolated in shared mode
-    # (isolating them again would take longer than max_isolation_secs)
+    # normal pools the admission keeps isolated in shared mode (core/admission.py)
     keep_isolated: frozenset[int] = frozenset()
+    # pools the module sends back for what their sharing caused
+    # (core/sharing_check.py): isolated at once, whatever any gate says
+    sent_back: frozenset[int] = frozenset()
     # a switch to shared in steps: at most max_step_pgs PGs a step (0: one
-    # step), the next no sooner than step_wait_secs after the last one
+    # step), the next no sooner than step_wait_secs after the last one, and
+    # only once the last step's PGs reported active after its own OSD map epoch
     max_step_pgs: int = 0
     step_wait_secs: float = 0.0
     last_step_at: float | None = None  # when the last step toward shared went out
+    last_step_settled: bool = True
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,7 @@ class TickPlan:
     pool_changes: tuple[PoolChange, ...]
     newly_blocked: tuple[str, ...]  # gate names to count once per blocked episode
     waiting: tuple[str, ...] = ()  # pools left for the next step toward shared
+    holds: tuple[Gate, ...] = ()  # what would hold a switch to the other mode now
 
 
 def _changes(pools: Sequence[PoolNow], mode: Mode, keep_isolated: frozenset[int]
@@ -123,22 +128,20 @@ def _changes(pools: Sequence[PoolNow], mode: Mode, keep_isolated: frozenset[int]
     return out
 
 
-def _paced(changes: Sequence[PoolChange], pools: Sequence[PoolNow], inputs: TickInputs
+def _paced(toward: Sequence[PoolChange], pools: Sequence[PoolNow], inputs: TickInputs
            ) -> tuple[list[PoolChange], tuple[str, ...]]:
-    """The changes of this step, and the pools left for later ones.
+    """The changes toward shared of this step, and the pools left for later ones.
 
     Every change toward shared starts a new interval for all PGs of its pool
     at once (peering, client ops resent); a step takes pools in order until
     max_step_pgs, and comes step_wait_secs after the last one at the
-    earliest (the gates then hold it while the last step's PGs are not
-    active). Changes toward isolation protect the SLA: never paced."""
-    toward = [c for c in changes if c.toward_shared]
-    rest = [c for c in changes if not c.toward_shared]
+    earliest, once the last step's PGs reported active after its epoch."""
     if not toward or inputs.max_step_pgs <= 0:
-        return list(changes), ()
-    if inputs.last_step_at is not None and \
-            inputs.now - inputs.last_step_at < inputs.step_wait_secs:
-        return rest, tuple(c.pool for c in toward)
+        return list(toward), ()
+    if inputs.last_step_at is not None and (
+            inputs.now - inputs.last_step_at < inputs.step_wait_secs
+            or not inputs.last_step_settled):
+        return [], tuple(c.pool for c in toward)
     pgs = {p.pool_id: p.pg_num for p in pools}
     step: list[PoolChange] = []
     total = 0
@@ -148,16 +151,52 @@ def _paced(changes: Sequence[PoolChange], pools: Sequence[PoolNow], inputs: Tick
             break
         step.append(change)
         total += n
-    waiting = tuple(c.pool for c in toward[len(step):])
-    return rest + step, waiting
+    return step, tuple(c.pool for c in toward[len(step):])
 
 
-def _drops_only(gates: Sequence[Gate], changes: Sequence[PoolChange]) -> bool:
-    """Inactive PGs are all that holds, and every change drops a copy pool's
-    extra copy: the fix for a PG whose primary, the urgent copy, is on a
-    failed urgent OSD. Isolation never waits for what it fixes."""
-    return bool(gates) and all(g.name is GateName.PGS_INACTIVE for g in gates) \
-        and all(c.drops_a_copy and not c.toward_shared for c in changes)
+def _isolation_gates(change: PoolChange, inputs: TickInputs) -> list[Gate]:
+    """What holds one change that is not toward shared: only what concerns
+    that pool. A pool sent back, or a copy pool dropping its extra copy (the
+    PGs re-peer on the normal copies they had all along), never waits; a rule
+    change waits for its own rule to exist and, for a pool moving data, for
+    its own PGs to be active (a rule change while they peer could leave a PG
+    with no acting set), unless what peers is the module's own switch to
+    shared, which isolation cancels."""
+    health = inputs.health
+    if change.pool_id in inputs.sent_back or change.drops_a_copy:
+        return []
+    gates = []
+    if change.rule_changes and change.to_rule in health.missing_rules:
+        gates.append(Gate(GateName.RULES_MISSING, f"CRUSH rule {change.to_rule} missing for "
+                          f"pool {change.pool} (run 'ceph sla rules apply')"))
+    inactive = health.inactive_by_pool.get(change.pool_id, 0)
+    if change.rule_changes and inactive and not (
+            health.own_move_in_flight and not health.down_osds):
+        gates.append(Gate(GateName.PGS_INACTIVE,
+                          f"{inactive} PGs of pool {change.pool} inactive"))
+    return gates
+
+
+def _gated(changes: Sequence[PoolChange], inputs: TickInputs
+           ) -> tuple[list[PoolChange], list[PoolChange], list[Gate]]:
+    """(the changes that may go, the ones toward shared held back, the gates):
+    toward shared all wait for the shared gates; every other change only for
+    its own (_isolation_gates)."""
+    toward = [c for c in changes if c.toward_shared]
+    gates: list[Gate] = []
+    go: list[PoolChange] = []
+    for change in changes:
+        if change.toward_shared:
+            continue
+        own = _isolation_gates(change, inputs)
+        gates += own
+        if not own:
+            go.append(change)
+    if toward:
+        shared = shared_gates(inputs.health, inputs.max_misplaced_ratio)
+        if shared:
+            return go, toward, list(_merge(shared, gates))
+    return go + toward, [], list(_merge(gates))
 
 
 def _merge(*lists: Sequence[Gate]) -> tuple[Gate, ...]:
@@ -172,39 +211,36 @@ def plan_tick(inputs: TickInputs) -> TickPlan:
     """Decide the mode, gate the switch, and say which pools change rule or size.
 
     Pools converge to the mode in force even while a switch away from it is
-    blocked (a new urgent pool still goes to its own region). Moving normal
-    pools to isolation, or urgent pools onto their own region, protects the
-    SLA: only the gates for isolation apply to such changes."""
+    blocked (a new urgent pool still goes to its own region). A switch to
+    isolated protects the SLA: it is never held; each pool's change is held
+    only by what concerns that pool (_isolation_gates), never by another
+    pool, by a change toward shared, or by a rule it does not need."""
     decision = decide(inputs.state, inputs.urgent_iops, inputs.now, inputs.thresholds,
                       inputs.min_dwell_secs, inputs.pinned, inputs.isolating,
                       inputs.sustain_secs, inputs.urgent_latency_ms, inputs.slo)
     switch_gates: list[Gate] = []
     state = decision.state
     switch = decision.switch
-    if decision.switch:
-        switch_gates = blocking_gates(decision.target, inputs.health, inputs.max_misplaced_ratio)
-        if decision.target is Mode.ISOLATED and _drops_only(switch_gates, _changes(
-                inputs.pools, Mode.ISOLATED, inputs.keep_isolated)):
-            switch_gates = []
+    if decision.switch and decision.target is Mode.SHARED:
+        switch_gates = shared_gates(inputs.health, inputs.max_misplaced_ratio)
         if switch_gates:
             state = held(decision, inputs.state)
             switch = False
+    keep = inputs.keep_isolated | inputs.sent_back
     changes: list[PoolChange] = []
     change_gates: list[Gate] = []
-    if not inputs.dry_run:
-        changes = _changes(inputs.pools, state.mode, inputs.keep_isolated)
-        if changes:
-            target = Mode.SHARED if any(c.toward_shared for c in changes) else Mode.ISOLATED
-            change_gates = blocking_gates(target, inputs.health, inputs.max_misplaced_ratio)
-            if _drops_only(change_gates, changes):
-                change_gates = []
     waiting: tuple[str, ...] = ()
-    if change_gates:  # held: the pools toward shared wait for a later step
-        waiting = tuple(c.pool for c in changes if c.toward_shared)
-        changes = []
-    elif changes:
-        changes, waiting = _paced(changes, inputs.pools, inputs)
+    if not inputs.dry_run:
+        go, held_back, change_gates = _gated(_changes(inputs.pools, state.mode, keep), inputs)
+        rest = [c for c in go if not c.toward_shared]
+        step, later = _paced([c for c in go if c.toward_shared], inputs.pools, inputs)
+        changes = rest + step
+        waiting = tuple(c.pool for c in held_back) + later
+    _, _, holds = _gated(_changes(inputs.pools, state.mode.other(), keep), inputs)
+    if state.mode.other() is Mode.SHARED and not holds:
+        holds = list(shared_gates(inputs.health, inputs.max_misplaced_ratio))
     gates = _merge(switch_gates, change_gates)
     newly = tuple(sorted(g.name.value for g in gates
                          if g.name.value not in inputs.blocked_before))
-    return TickPlan(decision, state, switch, gates, tuple(changes), newly, waiting)
+    return TickPlan(decision, state, switch, gates, tuple(changes), newly, waiting,
+                    tuple(holds))

@@ -3,7 +3,7 @@ urgent region per day, bounded by `max_urgent_drive_writes` (drive writes
 per day of the region's raw capacity). Each switch to shared records the
 bytes its pools place there (a copy pool a whole copy, a move pool its moved
 share); a pool whose sharing would pass the day's budget stays isolated until
-the switches of the last 24 hours leave room for it. SSDs are rated in drive
+the switches of the last 24 hours leave room for it (core/admission.py). SSDs are rated in drive
 writes per day: with the default 0.3, sharing takes a known part of that.
 """
 from __future__ import annotations
@@ -64,18 +64,3 @@ def count_sharing(history: Sequence[SwitchRecord], pools: Mapping[int, float]) -
             record.bytes_to_urgent = (record.bytes_to_urgent or 0.0) + needed
     record.pools_to_urgent = counted
 
-
-def over_budget(to_share: Mapping[int, tuple[float, float]], budget: WriteBudget
-                ) -> dict[int, str]:
-    """The pools to keep isolated, from `to_share` (pool -> (bytes sharing
-    writes to the urgent OSDs, expected gain)): the best gains first, as long
-    as the day's budget lasts."""
-    left, kept = budget.left, {}
-    for pid, (needed, _) in sorted(to_share.items(), key=lambda kv: (-kv[1][1], kv[0])):
-        if needed <= left:
-            left -= needed
-            continue
-        kept[pid] = (f"sharing it would write {needed / 2**30:.1f} GiB to the urgent OSDs; "
-                     f"the switches of the last 24 h wrote {budget.written / 2**30:.1f} GiB of "
-                     f"the {budget.budget / 2**30:.1f} GiB a day max_urgent_drive_writes allows")
-    return kept

@@ -1,41 +1,27 @@
-"""The placement strategy interface: what a strategy wants of a managed
-pool in each mode (`StrategyModel`: pure, plain data in and out), and how it
-gets the pool there and back out of sla's hands (`PlacementStrategy`: mon
-commands).
+"""The placement strategy interface: how a strategy gets a managed pool to
+what its model (core/models/) wants, checks it, and lets it go out of sla's
+hands (`PlacementStrategy`: mon commands).
 
 Two implementations: move_strategy.py (rule swap plus the module's
 pg_upmap_items; also hybrid urgent pools) and copy_strategy.py (a size toggle
-on the sla_copy_N rule), listed in registry.py. The shell asks the registry
-for a pool's model and `Placer` (placer.py) for its strategy; nothing
-outside this package knows how a strategy does its work.
+on the sla_copy_N rule), listed in registry.py. `Placer` (placer.py) asks
+each pool's strategy; nothing outside this package knows how a strategy does
+its work.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-from ..core.cluster import ClusterView, PoolInfo
-from ..core.decision import Mode
+from ..core.cluster import ClusterView
 from ..core.gates import Gate, GateName
 from ..core.maps import MapSnapshot
-from ..core.state import RULE_ISOLATED_NORMAL, RULE_SHARED, PoolRole, PoolTarget, Strategy
-from ..core.switch_cost import Capacity, PoolCostInputs, SwitchCost
+from ..core.models.base import PoolUp, StrategyModel
+from ..core.state import RULE_ISOLATED_NORMAL, RULE_SHARED, PoolRole
 from ..core.tick import PoolChange
-from ..core.upmap.regions import MappingFaults, Pairs
+from ..core.upmap.regions import MappingFaults
 
 MonCall = Callable[[dict[str, Any]], "tuple[int, str, str]"]
-
-
-@dataclass(frozen=True)
-class PoolUp:
-    """A managed pool on one epoch: its role, its map entry, its up sets."""
-
-    pool_id: int
-    role: PoolRole
-    info: PoolInfo
-    rule: str
-    up: dict[str, list[int]]
-    items: dict[str, Pairs]
 
 
 @dataclass(frozen=True)
@@ -51,53 +37,6 @@ class EntryPlan:
 class Released:
     done: list[str]
     failed: str | None = None
-
-
-@dataclass(frozen=True)
-class RuleNeeds:
-    """What one managed pool needs installed before the module places it."""
-
-    rules: tuple[str, ...] = ()  # CRUSH rules by name
-    weight_set: bool = False  # its own weight set, which sla_shared maps through
-    hybrid_weight_set: bool = False  # its own sla_hybrid weight set (urgent pools)
-    copy_size: int | None = None  # the sla_copy_N rule of this N
-
-
-class StrategyModel(Protocol):
-    """What a strategy wants of a pool: pure, no mgr, no state of its own."""
-
-    kind: Strategy
-
-    def target(self, role: PoolRole, mode: Mode) -> PoolTarget:
-        """The pool's rule and size in `mode`."""
-
-    def needs(self, role: PoolRole) -> RuleNeeds:
-        """The rules and weight sets the pool needs installed."""
-
-    def refusal(self, info: PoolInfo) -> str | None:
-        """Why the pool cannot use this strategy, if so."""
-
-    def new_role(self, info: PoolInfo, original_rule: str | None) -> PoolRole:
-        """The role a normal pool gets when `pool set` takes it."""
-
-    def cost(self, pool: PoolCostInputs, cap: Capacity, read_fraction: float) -> SwitchCost:
-        """What a switch of the pool costs with this strategy."""
-
-    def gain(self, read_fraction: float, size: int, share: float) -> float:
-        """Normal throughput shared over isolated (the module's gain model)."""
-
-    def urgent_replicas(self, pool: PoolCostInputs) -> int:
-        """The PG replicas sharing the pool adds to the urgent region (PG slots)."""
-
-    def shared_rule(self, pool: PoolCostInputs) -> tuple[str, int] | None:
-        """The rule and size whose CRUSH mapping is the pool's shared placement,
-        when CRUSH alone places it (None: the module's own entries place it)."""
-
-    def copies_while_sharing(self, objects: int) -> int:
-        """Object copies sharing adds, missing (degraded) until they are placed."""
-
-    def switch_moves(self, pool: PoolUp, maps: MapSnapshot, target: Mode) -> dict[str, int]:
-        """Per PG, the replicas a switch to `target` moves."""
 
 
 class PlacementStrategy(StrategyModel, Protocol):

@@ -16,9 +16,10 @@ from ..core.cluster import ClusterView
 from ..core.gates import Gate
 from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
+from ..core.models.base import PoolUp
 from ..core.state import PoolRole, Strategy
 from ..core.tick import PoolChange
-from .base import MonCall, PlacementStrategy, PoolUp, Released, merge_failed
+from .base import MonCall, PlacementStrategy, Released, merge_failed
 from .move_strategy import MoveStrategy, remove_weight_set
 from .registry import STRATEGIES, kind_of
 

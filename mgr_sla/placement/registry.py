@@ -1,100 +1,18 @@
-"""The strategies by name: the one place that lists them. The shell asks
-here for a pool's model (what its strategy wants, pure) and `Placer` builds
-the working strategies from here; a new strategy is its module plus a line
-in each table below (and its name in core.state.Strategy).
+"""The working strategies by name, beside their models
+(core/models/registry.py): `Placer` builds them from here. A new strategy is
+its model there, its working class here (and its name in core.state.Strategy).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from typing import Any, Callable
 
-from ..core.cluster import PoolInfo
-from ..core.decision import Mode
-from ..core.state import PoolRole, PoolTarget, Role, Strategy
-from .base import MonCall, PlacementStrategy, RuleNeeds, StrategyModel
-from .copy_strategy import CopyModel, CopyStrategy
-from .move_strategy import MoveModel, MoveStrategy
+from ..core.models.registry import kind_of
+from ..core.state import Strategy
+from .base import MonCall, PlacementStrategy
+from .copy_strategy import CopyStrategy
+from .move_strategy import MoveStrategy
 
-MODELS: dict[Strategy, StrategyModel] = {Strategy.MOVE: MoveModel(), Strategy.COPY: CopyModel()}
 STRATEGIES: dict[Strategy, Callable[[MonCall, Any], PlacementStrategy]] = {
     Strategy.MOVE: MoveStrategy, Strategy.COPY: CopyStrategy}
-# Urgent pools have no strategy of their own: their rules, and the entries
-# that put a hybrid pool's primary on the urgent class, are the move strategy's.
-URGENT_POOLS = Strategy.MOVE
-# default_strategy 'auto': the first whose urgent space fits the pool; the last
-# is taken when none fits (the capacity gate still guards shared mode).
-AUTO_ORDER = (Strategy.COPY, Strategy.MOVE)
 
-
-def kind_of(role: PoolRole) -> Strategy:
-    return role.strategy if role.role is Role.NORMAL else URGENT_POOLS
-
-
-def model_of(role: PoolRole) -> StrategyModel:
-    return MODELS[kind_of(role)]
-
-
-def target(role: PoolRole, mode: Mode) -> PoolTarget:
-    return model_of(role).target(role, mode)
-
-
-def targets(role: PoolRole) -> dict[Mode, PoolTarget]:
-    return {mode: target(role, mode) for mode in Mode}
-
-
-def role_needs(role: PoolRole) -> RuleNeeds:
-    """What the pool needs installed: an auto pool what every strategy needs,
-    so that changing its strategy while isolated changes no CRUSH map."""
-    if not role.auto or role.role is not Role.NORMAL:
-        return model_of(role).needs(role)
-    each = [MODELS[kind].needs(replace(role, strategy=kind)) for kind in AUTO_ORDER]
-    rules = [r for need in each for r in need.rules]
-    return RuleNeeds(tuple(sorted(set(rules), key=rules.index)),
-                     any(n.weight_set for n in each), any(n.hybrid_weight_set for n in each),
-                     next((n.copy_size for n in each if n.copy_size), None))
-
-
-def needs(roles: Mapping[int, PoolRole]) -> dict[int, RuleNeeds]:
-    return {pool_id: role_needs(role) for pool_id, role in sorted(roles.items())}
-
-
-def rules_needed(roles: Iterable[PoolRole], always: Iterable[str] = ()) -> list[str]:
-    """The rules the pools need, `always` first, each once, in order."""
-    needed = list(always)
-    for role in roles:
-        needed += role_needs(role).rules
-    return sorted(set(needed), key=needed.index)
-
-
-def isolated_size(role: PoolRole, size_now: int) -> int:
-    """The pool's size while isolated: its strategy's, or the size it has."""
-    return target(role, Mode.ISOLATED).size or size_now
-
-
-def auto_role(info: PoolInfo, original_rule: str | None, first: Strategy) -> PoolRole:
-    """An auto pool's role: its first strategy, and the size and min_size the
-    copy strategy keeps while isolated (none when the pool cannot use copy)."""
-    role = replace(MODELS[first].new_role(info, original_rule), auto=True)
-    if MODELS[Strategy.COPY].refusal(info) is not None:
-        return replace(role, base_size=None, base_min_size=None)
-    return replace(role, base_size=info.size, base_min_size=info.min_size or None)
-
-
-def with_strategy(role: PoolRole, kind: Strategy, info: PoolInfo) -> PoolRole:
-    """An isolated auto pool on `kind`: copy keeps the size and min_size the
-    pool has now (both strategies isolate at that size: nothing moves)."""
-    if kind is Strategy.COPY:
-        return replace(role, strategy=kind, base_size=info.size,
-                       base_min_size=info.min_size or None)
-    return replace(role, strategy=kind)
-
-
-def weight_set_pools(roles: Mapping[int, PoolRole]) -> list[int]:
-    """The pools whose rule maps through their own sla_shared weight set."""
-    return [pool_id for pool_id, need in needs(roles).items() if need.weight_set]
-
-
-def auto_strategy(room_for: Callable[[Strategy], bool]) -> Strategy:
-    """default_strategy 'auto' for a pool: the first in AUTO_ORDER it has room for."""
-    return next((kind for kind in AUTO_ORDER[:-1] if room_for(kind)), AUTO_ORDER[-1])
+__all__ = ["STRATEGIES", "kind_of"]

@@ -11,9 +11,10 @@ kept in the module's store and `ceph sla release` puts it back.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..core.cluster import ClusterView
 from ..core.health import HealthChecks
 from ..core.neighbours import (
     BALANCER_DEFAULTS,
@@ -22,6 +23,7 @@ from ..core.neighbours import (
     balancer_view,
     module_option_default,
 )
+from ..core.state import PoolRole, Role, UrgentPlacement
 from .mgr_port import MgrPort
 
 STORE_KEY = "balancer"
@@ -67,6 +69,14 @@ class BalancerGuard:
         if rc != 0:
             self._log.warning("sla: %s %s failed: %s", cmd["prefix"], POOL_IDS, err.strip())
         return rc == 0
+
+    def guard_roles(self, roles: Mapping[int, PoolRole], view: ClusterView) -> None:
+        """The pools sla places (normal, hybrid urgent) out of the balancer's reach."""
+        if view.epoch == self._epoch:
+            return  # the pool list is looked at once per epoch
+        placed = [p for p, r in roles.items()
+                  if r.role is Role.NORMAL or r.placement is UrgentPlacement.HYBRID]
+        self.guard(view.epoch, view.pools, placed, {p: i.name for p, i in view.pools.items()})
 
     def guard(self, epoch: int, pools: Iterable[int], managed: Iterable[int],
               names: dict[int, str]) -> None:

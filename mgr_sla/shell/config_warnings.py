@@ -1,10 +1,11 @@
-"""Health warnings about the cluster's configuration that the module cannot
-fix itself: weight sets that put the mons at risk, a stats period too long
-for the reaction target."""
+"""The cluster's configuration as the module reads it, and health warnings
+about what it cannot fix itself: weight sets that put the mons at risk, a
+stats period too long for the reaction target."""
 from __future__ import annotations
 
 from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
+from ..core.settings import Settings
 from .mgr_port import MgrPort
 
 # Urgent load must be seen and acted on within this (the OSDs report every
@@ -23,6 +24,16 @@ def warn_positional(health: HealthChecks, maps: MapSnapshot) -> None:
          "(or rm-compat); see the sla docs, known-issues.md"] if keys else [],
         f"positional CRUSH weight sets installed ({keys}): adding a host or a root can "
         "abort every ceph-mon")
+
+
+def max_misplaced(settings: Settings, mgr: MgrPort) -> float:
+    """Our option, or the balancer's target_max_misplaced_ratio (-1, default)."""
+    if settings.max_misplaced_ratio >= 0:
+        return settings.max_misplaced_ratio
+    try:
+        return float(mgr.get_ceph_option("target_max_misplaced_ratio"))
+    except Exception:  # an option this release does not have: Ceph's default
+        return 0.05
 
 
 def stats_period(mgr: MgrPort) -> float | None:

@@ -20,6 +20,9 @@ class MgrPort(Protocol):
 
     def get_ceph_option(self, name: str) -> Any: ...
 
+    def get_foreign_ceph_option(self, entity: str, name: str) -> Any:
+        """Another daemon's option as the config database has it (`osd.3`)."""
+
     def module_option(self, module: str, key: str) -> Any:
         """Another module's option (the balancer's pool_ids), None if unset."""
 

@@ -24,6 +24,9 @@ class ModulePort:
     def get_ceph_option(self, name: str) -> Any:
         return self._module.get_ceph_option(name)
 
+    def get_foreign_ceph_option(self, entity: str, name: str) -> Any:
+        return self._module.get_foreign_ceph_option(entity, name)
+
     def module_option(self, module: str, key: str) -> Any:
         return self._module.get_module_option_ex(module, key, None)
 

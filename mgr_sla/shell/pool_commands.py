@@ -14,13 +14,14 @@ from mgr_module import HandleCommandResult
 
 from ..core.cluster import ClusterView, PoolInfo, pg_bytes_by_seed, pool_refusal
 from ..core.decision import Mode
+from ..core.models.registry import MODELS, auto_role, model_of, role_needs, target
 from ..core.settings import Settings
 from ..core.state import RULE_ISOLATED_NORMAL, PoolRole, Role, Strategy, UrgentPlacement
+from ..core.strategy_choice import StrategyChoice
 from ..core.upmap.pg_ids import parse_pgid
 from ..crush_rules.rules import copy_rule_name
 from ..placement.base import set_pool
 from ..placement.placer import Placer
-from ..placement.registry import MODELS, auto_role, model_of, role_needs, target
 from .commands_io import OutputFormat, refuse, reply
 from .map_reader import MapReader
 from .mgr_port import MgrPort
@@ -31,7 +32,8 @@ from .state_store import StateStore
 class PoolCommands:
     def __init__(self, mgr: MgrPort, store: StateStore, maps: MapReader, placer: Placer,
                  rules: RulesVerifier, settings: Callable[[], Settings],
-                 release_balancer: Callable[[], str | None]) -> None:
+                 release_balancer: Callable[[], str | None],
+                 first_strategy: Callable[[PoolInfo, str | None], StrategyChoice]) -> None:
         self._mon = mgr.mon
         self._release_balancer = release_balancer
         self._store = store
@@ -40,13 +42,15 @@ class PoolCommands:
         self._rules = rules
         self._settings = settings
         self._get = mgr.get
+        self._first_strategy = first_strategy
 
     # ---- pool set --------------------------------------------------------------
     def pool_set(self, pool: str, role: Role, placement: UrgentPlacement | None,
                  strategy: Strategy | None, fmt: OutputFormat, auto: bool = False
                  ) -> HandleCommandResult:
-        """`auto`: no --strategy under default_strategy 'auto': `strategy` is
-        the first one, and the module picks again at each switch to shared."""
+        """`auto`: no --strategy under default_strategy 'auto': the first
+        strategy is the admission's choice for the pool (what `plan` then
+        shows), and the module picks again at each switch to shared."""
         view = self.view_with(pool)
         info = view.pool_by_name(pool)
         if info is None:
@@ -54,6 +58,10 @@ class PoolCommands:
         problem = self._set_refusal(info, role, placement, strategy)
         if problem:
             return refuse(errno.EINVAL, problem)
+        if auto and strategy is None:
+            rule_now = view.rule_name(info.rule_id)
+            strategy = Strategy(self._first_strategy(
+                info, None if rule_now.startswith("sla_") else rule_now).strategy)
         with self._store.lock:
             state = self._store.state()
             current = state.roles.get(info.pool_id)
@@ -100,11 +108,6 @@ class PoolCommands:
                 and time.monotonic() < deadline:
             time.sleep(0.1)
         return self._maps.fresh_view()
-
-    def usable(self, pool: str, kind: Strategy) -> bool:
-        """Does the pool meet the strategy's conditions (size, flags)?"""
-        info = self._maps.fresh_view().pool_by_name(pool)
-        return info is not None and MODELS[kind].refusal(info) is None
 
     def _set_refusal(self, info: PoolInfo, role: Role, placement: UrgentPlacement | None,
                      strategy: Strategy | None) -> str | None:

@@ -11,10 +11,10 @@ import time
 from typing import Any, Callable
 
 from ..core.cluster import ClusterView
+from ..core.models import registry
 from ..core.settings import Settings
 from ..core.state import RULE_ISOLATED_NORMAL, RULE_ISOLATED_URGENT, RULE_SHARED, ModuleState
 from ..crush_rules import CrushError, GenerateOptions, InstallResult, Tools, install, verify_live
-from ..placement import registry
 from ..worker import KeyedWorker
 from .mgr_port import MgrPort
 

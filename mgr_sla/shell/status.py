@@ -1,16 +1,18 @@
 """The facts `ceph sla status` is rendered from (core/status.py), read from
 the module's collaborators under the status lock: plain data, so the
-rendering never touches a live collaborator."""
+rendering never touches a live collaborator. What a normal pool is kept
+isolated for, its gain and its next strategy are the admission's, the same
+result the tick acts on and `ceph sla plan` shows."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
 from ..core.decision import Mode
+from ..core.models.registry import target
 from ..core.state import Role
 from ..core.status import PoolFacts, StatusFacts
 from ..placement.placer import Placer
-from ..placement.registry import target
-from .cost_watch import CostWatch
+from .admission_step import AdmissionStep
 from .pool_activity import PoolActivity
 from .switch_tracker import SwitchTracker
 
@@ -22,14 +24,17 @@ class StatusParts:
     activity: PoolActivity
     tracker: SwitchTracker
     placer: Placer
-    costs: CostWatch
+    admission: AdmissionStep
 
 
 def gather(base: StatusFacts, parts: StatusParts) -> StatusFacts:
     """`base` (the module's own facts) with every figure the collaborators hold."""
     state, slo = base.state, base.settings.slo()
     mode = state.decision.mode
-    kept = parts.costs.keep_isolated
+    admission = parts.admission.admission
+    decided = admission.pools if admission is not None else {}
+    kept = {pid: p.kept for pid, p in decided.items() if p.kept}
+    kept.update(state.sent_back)
     pools = {pool_id: PoolFacts(
         # where the module takes the pool: a pool kept isolated stays so in shared mode
         target=target(role, Mode.ISOLATED if pool_id in kept else mode),
@@ -37,9 +42,9 @@ def gather(base: StatusFacts, parts: StatusParts) -> StatusFacts:
         read_fraction=parts.activity.read_fraction(pool_id),
         misplaced_ratio=parts.tracker.misplaced(pool_id),
         upmaps=parts.placer.status(pool_id),
-        kept_isolated=parts.costs.keep_isolated.get(pool_id),
-        gain=parts.costs.gain_view(pool_id) if role.role is Role.NORMAL else None,
-        next_strategy=parts.costs.next_strategy(pool_id),
+        kept_isolated=kept.get(pool_id),
+        gain=decided[pool_id].gain_view() if pool_id in decided else None,
+        next_strategy=decided[pool_id].choice.to_dict() if pool_id in decided else None,
         latency=(parts.activity.pool_latency(pool_id, slo)
                  if role.role is Role.URGENT else None))
         for pool_id, role in state.roles.items() if pool_id in base.view.pools}
@@ -47,4 +52,4 @@ def gather(base: StatusFacts, parts: StatusParts) -> StatusFacts:
                    time_to_isolation_secs=parts.tracker.last_time_to_isolation,
                    isolating=parts.tracker.isolating,
                    pgs_without_normal=parts.placer.pgs_without_normal,
-                   urgent_writes=parts.costs.write_budget.to_dict())
+                   urgent_writes=parts.admission.write_budget.to_dict())

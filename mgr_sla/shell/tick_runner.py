@@ -15,23 +15,29 @@ from ..core.gates import (
     Gate,
     PgCounts,
     all_settled,
-    blocking_gates,
     gate_status,
+    inactive_by_pool,
     pg_counts,
     pg_total,
     pool_pg_states,
 )
 from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
+from ..core.models.registry import targets, weight_set_pools
 from ..core.settings import Settings
-from ..core.state import ModuleState, PoolRole, Role, SwitchRecord, UrgentPlacement
+from ..core.state import (
+    ModuleState,
+    PoolRole,
+    Role,
+    StepRecord,
+    SwitchRecord,
+)
 from ..core.tick import PoolChange, PoolNow, TickInputs, TickPlan, plan_tick
 from ..placement.placer import Placer
-from ..placement.registry import targets, weight_set_pools
 from . import config_warnings
+from .admission_step import AdmissionStep, snapshot
 from .advice_commands import USAGE_KEY, Advisor
 from .balancer_guard import BalancerGuard
-from .cost_watch import CostWatch
 from .map_reader import MapReader
 from .mgr_port import MgrPort
 from .pool_activity import PoolActivity
@@ -62,7 +68,7 @@ class Collaborators:
     tracker: SwitchTracker
     rules: RulesVerifier
     placer: Placer
-    costs: CostWatch
+    admission: AdmissionStep
     advisor: Advisor
     health: HealthChecks
     balancer: BalancerGuard
@@ -79,7 +85,7 @@ class TickRunner:
         self._tracker = parts.tracker
         self._rules = parts.rules
         self._placer = parts.placer
-        self._costs = parts.costs
+        self._admission = parts.admission
         self._advisor = parts.advisor
         self._health = parts.health
         self._balancer = parts.balancer
@@ -90,7 +96,10 @@ class TickRunner:
         self._pg_status: dict[str, Any] = {}
         self._pgs = PgCounts()
         self._by_design = 0  # of those degraded: copies sharing adds, not yet placed
-        self._last_step_at: float | None = None
+        self._inactive: dict[int, int] = {}  # managed pools' PGs not active
+        self._seen: ModuleState | None = None  # this tick's copy of the state
+        self._step: StepRecord | None = None  # this tick's step toward shared
+        self._settled = True  # the last step's PGs reported active after its epoch
         self.waiting: tuple[str, ...] = ()  # pools left for the next step toward shared
 
     def run(self, now: float) -> None:
@@ -117,37 +126,21 @@ class TickRunner:
             state = self._store.state()
             self._forget_deleted_pools(state, maps)
             roles = dict(state.roles)
+            seen = self._seen = snapshot(state)
         periods = self._activity.read(frozenset(roles))
         df = None if periods is not None else self._mgr.get("df")
-        self._costs.refresh(now, state, maps, settings)
-        roles = self._settle_strategies(now, state, maps, settings) or roles
+        self._admission.refresh(now, seen, maps, settings)
+        if settings.active and not settings.dry_run:
+            # auto pools whose choice held take it (a role change, nothing sent)
+            roles = self._admission.settle(now, self._store, state, seen, maps,
+                                           settings) or roles
+        # the check after the fact: pools whose sharing Ceph did not take go back
+        self._admission.send_back(now, self._store, state, seen, maps, summary)
+        self._settled = self._admission.step_settled(seen, now)  # the last step's PGs
         config_warnings.warn_positional(self._health, maps)
         config_warnings.warn_stats_period(self._health, self._mgr)
-        self._guard_balancer(roles, maps)
+        self._balancer.guard_roles(roles, maps.view)
         return Measured(now, settings, maps, state, roles, summary, periods, df)
-
-    def _settle_strategies(self, now: float, state: ModuleState, maps: MapSnapshot,
-                           settings: Settings) -> dict[int, PoolRole] | None:
-        """Auto pools on their isolated placement take the strategy their next
-        switch to shared will use: a role change, nothing sent to the mon.
-        The costs are computed again for it before anything is planned, so
-        every limit is judged on the strategy the pool now has."""
-        if not settings.active or settings.dry_run:
-            return None
-        changes = self._costs.strategies.changes(now, state, maps)
-        if not changes:
-            return None  # the usual tick: no lock taken for nothing
-        with self._store.lock:
-            for pid, (old, new) in changes.items():
-                if state.roles.get(pid) != old:
-                    continue  # `pool set` or `pool rm` changed it meanwhile
-                self._mgr.log.info("sla: pool %s: strategy %s -> %s for the next switch to "
-                                   "shared (%s)", maps.view.pools[pid].name, old.strategy.value,
-                                   new.strategy.value, self._costs.strategies.choices[pid].why)
-                state.roles[pid] = new
-            roles = dict(state.roles)
-        self._costs.refresh(now, state, maps, settings)
-        return roles
 
     def _fold(self, seen: Measured) -> None:
         """The reads into the rate and latency windows (status and scrapes read them)."""
@@ -163,8 +156,7 @@ class TickRunner:
                                settings.rate_window_secs, settings.slo_window_secs)
         self.urgent_iops = self._activity.total_rate(urgent)
         # latency per op (the perf query only): the gain of sharing each normal pool
-        self._costs.gains.fold(seen.now, seen.periods, seen.roles, self._costs.shared_pools,
-                               self.urgent_iops, settings)
+        self._admission.fold(seen.now, seen.periods, seen.roles, self.urgent_iops, settings)
 
     # ---- plan ----------------------------------------------------------------
     def _plan_step(self, seen: Measured) -> tuple[TickPlan | None, str | None]:
@@ -185,8 +177,9 @@ class TickRunner:
         # PG in a pool the module does not move must not hold a switch.
         self._pgs = PgCounts(total=pg_total(self._pg_status)) if summary is None \
             else pg_counts(pool_pg_states(summary, state.roles))
+        self._inactive = {} if summary is None else inactive_by_pool(summary, state.roles)
         self._by_design = 0 if summary is None else pg_counts(pool_pg_states(
-            summary, self._costs.placing_by_design(state, maps))).degraded
+            summary, self._admission.placing_by_design())).degraded
         try:
             thresholds = self._settings().thresholds()
             self._health.clear("SLA_CONFIG_INVALID")
@@ -194,11 +187,11 @@ class TickRunner:
             self._health.set("SLA_CONFIG_INVALID", f"sla thresholds invalid: {e}", [str(e)])
             return None
         health = self._health_snapshot(state, maps, now)
-        other = state.decision.mode.other()
-        self.holds = blocking_gates(other, health, self.max_misplaced())
+        plan = plan_tick(self._tick_inputs(state, maps, thresholds, health, now))
+        self.holds = list(plan.holds)
         if not self._settings().active:
             return None  # 'ceph sla off': measure and report, change nothing
-        return plan_tick(self._tick_inputs(state, maps, thresholds, health, now))
+        return plan
 
     def _tick_inputs(self, state: ModuleState, maps: MapSnapshot, thresholds: Thresholds,
                      health: ClusterHealth, now: float) -> TickInputs:
@@ -222,9 +215,12 @@ class TickRunner:
                            view.pools[p].pg_num)
                    for p, role in sorted(state.roles.items()) if p in view.pools],
             blocked_before=frozenset(g.name.value for g in self.gates),
-            keep_isolated=frozenset(self._costs.keep_isolated),
+            keep_isolated=frozenset(admission.kept if (admission := self._admission.admission)
+                                    else ()),
+            sent_back=frozenset(state.sent_back),
             max_step_pgs=settings.max_step_pgs, step_wait_secs=settings.step_wait_secs,
-            last_step_at=self._last_step_at)
+            last_step_at=state.last_step.at if state.last_step else None,
+            last_step_settled=self._settled)
 
     def _record_plan(self, state: ModuleState, plan: TickPlan, epoch: int, now: float) -> None:
         """The plan's decision into the state (or the dry run's shadow), its
@@ -238,6 +234,9 @@ class TickRunner:
             self._switch(state, SwitchRecord(now, decided_from.mode.value,
                                              plan.decision.target.value,
                                              plan.decision.reason, dry_run=dry_run), epoch)
+            if not dry_run:  # a new period: the admission decides afresh
+                state.sent_back.clear()
+                state.last_step = None
         if dry_run:
             self.dry_decision = plan.state
         else:
@@ -249,8 +248,10 @@ class TickRunner:
         """Record a decided switch and start watching it. `epoch` is the map
         it was decided on: the record's epoch until a command changes the map."""
         record.epoch = epoch
-        if record.to_mode == Mode.ISOLATED.value:
-            record.bytes_to_isolate = self._costs.bytes_on_urgent()
+        if record.to_mode == Mode.ISOLATED.value and self._admission.admission is not None:
+            record.bytes_to_isolate = sum(
+                p.verdict().cost.bytes_to_isolated
+                for p in self._admission.admission.pools.values() if p.sharing)
         state.record_switch(record)
         verb = "would switch" if record.dry_run else "switching"
         message = (f"sla: {verb} normal pools {record.from_mode} -> {record.to_mode}: "
@@ -272,8 +273,10 @@ class TickRunner:
         """The plan's pool changes, then each pool's placement on the maps as
         they are after them; mon round trips only, no status lock."""
         failed, applied = self._apply(plan.pool_changes) if plan is not None else ([], [])
-        if plan is not None and any(c.toward_shared for c in plan.pool_changes):
-            self._last_step_at = seen.now  # the next step toward shared waits from here
+        stepped = tuple(c.pool_id for c in applied if c.toward_shared)
+        # the next step toward shared waits for these pools' PGs (recorded by track)
+        self._step = StepRecord(seen.now, self._placer.current_epoch() or seen.maps.view.epoch,
+                                stepped) if stepped else None
         self.waiting = plan.waiting if plan is not None else ()
         maps = self._maps.current(seen.now, seen.settings.region_spec())
         self._place(seen.roles, maps, plan is not None and not seen.settings.dry_run)
@@ -309,8 +312,21 @@ class TickRunner:
         shared in the urgent write budget (one it refused wrote nothing
         there); the state and usage to save."""
         state = seen.state
+        refused = [c for c in (plan.pool_changes if plan is not None else ())
+                   if c.drops_a_copy and c not in applied]
+        self._admission.copy_locked({c.pool_id: "; ".join(g.detail for g in failed)
+                                     for c in refused}, maps)
         with self._store.lock:
-            self._costs.count_sharing(state, applied)
+            self._admission.count_sharing(state, applied)
+            self._health.update("SLA_SHARING_FAULT", [
+                f"pool {maps.view.pools[p].name if p in maps.view.pools else p}: {why}"
+                for p, why in sorted(state.sent_back.items())],
+                f"{len(state.sent_back)} normal pools sent back to isolated for what sharing "
+                "them caused")
+            if self._step is not None:
+                state.last_step = self._step
+            elif plan is not None and not plan.waiting and self._settled:
+                state.last_step = None  # the step's PGs all reported: no PG scan for it
             self.gates = (list(plan.gates) if plan is not None else []) + failed
             self._track(state, maps, seen.now)
             usage = self._advisor.record_usage(seen.now, self.urgent_iops if any(
@@ -353,34 +369,17 @@ class TickRunner:
             pgs=self._pgs, misplaced_ratio=float(self._pg_status.get("misplaced_ratio", 0.0)),
             down_osds=tuple(o for o in view.down_in_osds if view.device_class.get(o) in classes),
             missing_rules=missing, unverified=unverified, flags=maps.flags,
-            urgent_fill_after=self._costs.urgent_fill_after,
+            urgent_fill_after=(admission.urgent_fill_after
+                               if (admission := self._admission.admission) else None),
             nearfull_ratio=maps.nearfull_ratio,
             switches_last_day=sum(1 for r in state.history
                                   if not r.dry_run and r.time >= now - 86400),
             max_switches_per_day=settings.max_switches_per_day,
             own_move_in_flight=bool(self._placer.pending) or self._tracker.sharing,
-            degraded_by_design=self._by_design)
+            degraded_by_design=self._by_design, inactive_by_pool=self._inactive)
 
     def max_misplaced(self) -> float:
-        """Our option, or the balancer's target_max_misplaced_ratio (-1, default)."""
-        value = self._settings().max_misplaced_ratio
-        if value >= 0:
-            return value
-        try:
-            return float(self._mgr.get_ceph_option("target_max_misplaced_ratio"))
-        except Exception:  # an option this release does not have: Ceph's default
-            return 0.05
-
-    def stats_period(self) -> float | None:
-        return config_warnings.stats_period(self._mgr)
-
-    def _guard_balancer(self, roles: dict[int, PoolRole], maps: MapSnapshot) -> None:
-        """The pools sla places (normal, hybrid urgent) out of the balancer's reach."""
-        placed = [p for p, r in roles.items()
-                  if r.role is Role.NORMAL or r.placement is UrgentPlacement.HYBRID]
-        view = maps.view
-        self._balancer.guard(view.epoch, view.pools, placed,
-                             {p: i.name for p, i in view.pools.items()})
+        return config_warnings.max_misplaced(self._settings(), self._mgr)
 
     def _forget_deleted_pools(self, state: ModuleState, maps: MapSnapshot) -> None:
         for pool_id in [p for p in state.roles if p not in maps.view.pools]:

@@ -36,8 +36,8 @@ PROVENANCE = {"commit", "date", "command", "machine", "ceph_release", "placement
 
 
 def test_model_gain_is_the_modules():
+    from mgr_sla.core.models.registry import MODELS
     from mgr_sla.core.state import Strategy
-    from mgr_sla.placement.registry import MODELS
     for strategy in S.STRATEGIES:
         for r in (0.0, 0.7, 1.0):
             assert model_gain(strategy, r, 3, 0.25) == MODELS[Strategy(strategy)].gain(

@@ -13,9 +13,9 @@ from harness.fake_mgr import FakeCluster, make_module
 from mgr_sla.core.cluster import PoolInfo
 from mgr_sla.core.decision import DecisionState, Mode
 from mgr_sla.core.gain import ExpectedGain
+from mgr_sla.core.models import registry
 from mgr_sla.core.state import ModuleState, PoolRole, Role, Strategy
 from mgr_sla.core.strategy_choice import STRATEGY_MARGIN, StrategyOption, choose_strategy
-from mgr_sla.placement import registry
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -103,6 +103,7 @@ def _ticks(m: Any, cluster: FakeCluster, n: int, reads: float, busy: bool = Fals
         with m._store.act_lock:
             m._ticker.run(m.clock)
         m._rules.wait(5)
+        m._admission.facts.limits.wait(5)  # the OSDs answer on a thread of their own
         m._placer.move.sender.wait(5)
 
 
@@ -213,7 +214,7 @@ def test_a_pool_whose_mix_is_not_measured_keeps_its_strategy() -> None:
 
 
 def test_a_burst_of_writes_shorter_than_the_settle_time_changes_nothing() -> None:
-    from mgr_sla.shell.strategy_watch import SETTLE_SECS
+    from mgr_sla.core.admission import SETTLE_SECS
     cluster, m = _auto_read_pool()
     seen, had = set(), set()
     for reads in (0.0, 0.0) + (1.0,) * 8:  # 10 s of writes, then reads again: 50 s

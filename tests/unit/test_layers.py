@@ -95,3 +95,33 @@ def test_every_file_of_the_module_imports(path: Path) -> None:
     install_fake_mgr_module()
     name = "mgr_sla" + ("." + dotted(path) if dotted(path) else "")
     importlib.import_module(name)
+
+
+def cycles(files: dict[str, tuple[str, bool]]) -> list[list[str]]:
+    """Import cycles among the module's files (dotted names), each once."""
+    graph = {m: {t for t in imports_in(text, m, pkg) if t in files and t != m}
+             for m, (text, pkg) in files.items()}
+    found: list[list[str]] = []
+    done: set[str] = set()
+
+    def walk(node: str, path: list[str]) -> None:
+        for nxt in sorted(graph[node]):
+            if nxt in path:
+                cycle = path[path.index(nxt):]
+                if sorted(cycle) not in [sorted(c) for c in found]:
+                    found.append(cycle)
+            elif nxt not in done:
+                walk(nxt, [*path, nxt])
+        done.add(node)
+    for start in sorted(graph):
+        if start not in done:
+            walk(start, [start])
+    return found
+
+
+def test_no_file_of_the_module_imports_one_that_imports_it_back() -> None:
+    assert cycles(the_module()) == []
+    files = the_module()
+    files["shell.facts"] = (files["shell.facts"][0] + "\nfrom .admission_step import x\n",
+                            False)
+    assert ["shell.admission_step", "shell.facts"] in [sorted(c) for c in cycles(files)]

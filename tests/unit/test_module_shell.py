@@ -46,6 +46,7 @@ def ticks(m: Any, n: int) -> None:
     for _ in range(n):
         m.tick()
         m._rules.wait(5)
+        m._admission.facts.limits.wait(5)  # the OSDs answer on a thread of their own
         m._placer.move.sender.wait(5)  # the upmap batch goes out on its own thread
 
 
@@ -205,14 +206,19 @@ def test_unreadable_state_is_kept_and_reported(cluster: FakeCluster) -> None:
     assert "SLA_STATE_RESET" in m.health
 
 
-def test_urgent_capacity_holds_the_switch_to_shared(cluster: FakeCluster) -> None:
+def test_a_pool_the_urgent_region_cannot_hold_stays_isolated(cluster: FakeCluster) -> None:
+    """The admission projects each urgent OSD's bytes on the pool's planned
+    placement: past nearfull, the pool stays isolated and says which OSD."""
     # not kept isolated for its drain time, nor for the urgent write budget
     m = managed(cluster, {}, max_isolation_secs=1e9, max_urgent_drive_writes=0)
     cluster.osd_used_gib = 60
     cluster.pool_bytes = 300 << 30  # half of it would land on 4 x 100 GiB SSDs
     ticks(m, 3)
-    assert cluster.rule_of(2) == "sla_isolated_normal"
-    assert "urgent_capacity" in m.health["SLA_SWITCH_BLOCKED"]["summary"]
+    status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
+    bulk = next(p for p in status["pools"] if p["name"] == "bulk")
+    assert status["mode"] == "shared" and cluster.rule_of(2) == "sla_isolated_normal"
+    assert "past nearfull_ratio 85%" in bulk["kept_isolated"], bulk
+    assert "the module's planned entries" in bulk["kept_isolated"]
 
 
 def test_dry_run_changes_no_state(cluster: FakeCluster) -> None:
@@ -389,6 +395,7 @@ def test_urgent_load_isolates_while_the_upmap_batch_is_still_going_out(
         for _ in range(4):
             m.tick()
             m._rules.wait(5)
+            m._admission.facts.limits.wait(5)  # the OSDs answer on a thread of their own
         assert cluster.rule_of(2) == "sla_shared" and m._placer.move.sender.busy()
         cluster.ops[1] += 10_000
         m.tick()  # does not wait for the batch
@@ -652,24 +659,29 @@ def test_a_tick_takes_the_status_lock_once_per_step(cluster: FakeCluster,
 
 def test_a_pool_whose_sharing_would_pass_the_pg_limit_stays_isolated(
         cluster: FakeCluster) -> None:
+    """The limit is the one each OSD runs with (its `config get`), not the mgr's."""
     m = managed(cluster, {})
-    m.get_ceph_option = {"target_max_misplaced_ratio": 0.05, "mon_max_pg_per_osd": 10}.get
+    m.get_ceph_option = {"target_max_misplaced_ratio": 0.05, "mon_max_pg_per_osd": 250}.get
+    cluster.osd_config = {o: {"mon_max_pg_per_osd": 6} for o in (1, 3, 5, 7)}
+    m.tick()
+    m._admission.facts.limits.wait(5)  # the OSDs answer on a thread of their own
     ticks(m, 4)
     status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
     bulk = next(p for p in status["pools"] if p["name"] == "bulk")
     assert status["mode"] == "shared" and cluster.rule_of(2) == "sla_isolated_normal"
-    assert "over mon_max_pg_per_osd 10" in bulk["kept_isolated"]
+    assert "over mon_max_pg_per_osd 6 as osd." in bulk["kept_isolated"], bulk
     assert "SLA_PG_LIMIT" in m.health and "bulk" in m.health["SLA_PG_LIMIT"]["detail"][0]
     plan = json.loads(m.cmd_plan(format=_fmt("json")).stdout)
     slots = next(c for c in plan["costs"] if c["name"] == "bulk")["pg_slots_if_shared"]
-    assert slots["pgs"] > 10 and slots["limit"] == 10
+    assert slots["pgs"] > 6 and slots["limit"] == 6
     space = next(c for c in plan["costs"] if c["name"] == "bulk")["urgent_space_if_shared"]
     assert space["osd"] % 2 == 1 and 0 < space["fill"] < 1 and space["nearfull_ratio"] == 0.85
     assert f"urgent space shared: osd.{space['osd']}" in m.cmd_plan().stdout
-    # room again: it shares
-    m.get_ceph_option = {"target_max_misplaced_ratio": 0.05, "mon_max_pg_per_osd": 250}.get
-    cluster.epoch += 1  # the cost model reads again on a new epoch
-    cluster.on_change()
+    # room again: it shares once the OSDs are read again
+    cluster.osd_config = {}
+    m._admission.facts.limits.forget()
+    m.tick()
+    m._admission.facts.limits.wait(5)
     ticks(m, 3)
     assert cluster.rule_of(2) == "sla_shared" and "SLA_PG_LIMIT" not in m.health
 
@@ -681,12 +693,16 @@ def test_osds_withholding_pgs_isolate_every_shared_pool_at_once(cluster: FakeClu
     assert cluster.rule_of(2) == "sla_shared"
     cluster.ceph_checks = {"PENDING_CREATING_PGS": {
         "severity": "HEALTH_WARN", "summary": {"message": "8 PGs pending on creation"}}}
-    ticks(m, 1)  # no new epoch, within the cost model's 30 s: the next tick acts
+    ticks(m, 1)  # no new epoch, within the admission's 30 s: the next tick acts
     assert cluster.rule_of(2) == "sla_isolated_normal"
-    assert "PENDING_CREATING_PGS" in m.health["SLA_PG_LIMIT"]["detail"][0]
+    assert "PENDING_CREATING_PGS" in m.health["SLA_SHARING_FAULT"]["detail"][0]
 
 
-def test_a_copy_pool_that_gets_nosizechange_isolates_and_says_why(cluster: FakeCluster) -> None:
+def test_a_copy_pool_that_gets_nosizechange_says_it_cannot_go_back(
+        cluster: FakeCluster) -> None:
+    """The mon refuses every size change of a pool with nosizechange: shared by
+    copy, the pool cannot drop its urgent copy. It says so, with the fix, and
+    isolates as soon as the flag goes; `pool set` refuses such a pool."""
     cluster.add_pool(3, "copied", "replicated_rule")
     m = managed(cluster, {})
     assert m.cmd_pool_set("copied", role=_role("normal"), strategy=_strategy("copy")).retval == 0
@@ -695,12 +711,23 @@ def test_a_copy_pool_that_gets_nosizechange_isolates_and_says_why(cluster: FakeC
     cluster.pools[3]["flags_names"] = "hashpspool,nosizechange"
     cluster.epoch += 1
     cluster.on_change()
-    ticks(m, 1)
-    assert cluster.pools[3]["size"] == 3 and cluster.rule_of(2) == "sla_shared"
+    ticks(m, 2)
+    assert cluster.pools[3]["size"] == 4 and cluster.rule_of(2) == "sla_shared"
+    detail = " ".join(m.health["SLA_COPY_SIZE_LOCKED"]["detail"])
+    assert "copied" in detail and "nosizechange" in detail
     assert "nosizechange" in m.health["SLA_STRATEGY_REFUSED"]["detail"][0]
     status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
     copied = next(p for p in status["pools"] if p["name"] == "copied")
     assert "nosizechange" in copied["kept_isolated"]
+    cluster.pools[3]["flags_names"] = "hashpspool"  # the fix: nothing holds it any more
+    cluster.epoch += 1
+    cluster.on_change()
+    ticks(m, 2)
+    assert "SLA_COPY_SIZE_LOCKED" not in m.health
+    from mgr_sla.shell.commands_io import ModeArg
+    assert m.cmd_mode(ModeArg.ISOLATED).retval == 0
+    ticks(m, 1)
+    assert cluster.pools[3]["size"] == 3
     # and `pool set` refuses such a pool
     cluster.add_pool(4, "frozen", "replicated_rule")
     cluster.pools[4]["flags_names"] = "nosizechange"
@@ -757,28 +784,24 @@ def test_an_urgent_osd_past_nearfull_sends_shared_pools_back_for_the_period(
     ticks(m, 4)
     assert cluster.rule_of(2) == "sla_shared"
     cluster.osd_used_gib = 90  # of 100: past the default nearfull_ratio 0.85
-    m._costs._at = -1e9  # the slow read is due
+    m._admission.facts._stats_at = -1e9  # the OSDs' next report is in
     ticks(m, 2)
     status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
     bulk = next(p for p in status["pools"] if p["name"] == "bulk")
     assert status["mode"] == "shared" and cluster.rule_of(2) == "sla_isolated_normal"
     assert "90% full, past nearfull_ratio 85%" in bulk["kept_isolated"]
     cluster.osd_used_gib = 10
-    m._costs._at = -1e9
+    m._admission.facts._at = m._admission.facts._stats_at = -1e9
     ticks(m, 2)
     assert cluster.rule_of(2) == "sla_isolated_normal"
-    # a new shared period, even one the cost model never saw isolated, starts afresh
+    assert "sent back" in m.health["SLA_SHARING_FAULT"]["summary"]
+    # a new shared period starts afresh, and so does a new pin of the mode
     from mgr_sla.shell.commands_io import ModeArg
     assert m.cmd_mode(ModeArg.ISOLATED).retval == 0
-    refresh = m._costs.refresh
-    m._costs.refresh = lambda *args: None  # no new epoch, within 30 s: no slow read
     m.tick()
     assert m.cmd_mode(ModeArg.SHARED).retval == 0
-    m.tick()  # the switch back to shared, still no slow read
-    m._costs.refresh = refresh
-    m._costs._at = -1e9
     ticks(m, 3)
-    assert cluster.rule_of(2) == "sla_shared"
+    assert cluster.rule_of(2) == "sla_shared" and "SLA_SHARING_FAULT" not in m.health
 
 
 def test_a_copy_pool_the_mon_would_refuse_to_raise_stays_isolated(cluster: FakeCluster) -> None:
@@ -799,7 +822,16 @@ def test_a_copy_pool_the_mon_would_refuse_to_raise_stays_isolated(cluster: FakeC
     copied = next(p for p in status["pools"] if p["name"] == "copied")
     assert "'osd pool set copied size 4' (ERANGE)" in copied["kept_isolated"]
     assert "460 PG replicas projected" in copied["kept_isolated"]
+    # the raise fits, but this release counts the way back too: with a host's two
+    # OSDs out, 460 > 58 x 6; the copy is shared only where it could be dropped
     m.get_ceph_option = {"target_max_misplaced_ratio": 0.05, "mon_max_pg_per_osd": 58}.get
+    cluster.epoch += 1
+    cluster.on_change()
+    ticks(m, 2)
+    copied = next(p for p in json.loads(m.cmd_status(format=_fmt("json")).stdout)["pools"]
+                  if p["name"] == "copied")
+    assert cluster.pools[3]["size"] == 3 and "its way back" in copied["kept_isolated"]
+    m.get_ceph_option = {"target_max_misplaced_ratio": 0.05, "mon_max_pg_per_osd": 77}.get
     cluster.epoch += 1
     cluster.on_change()
     ticks(m, 2)

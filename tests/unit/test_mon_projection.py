@@ -58,3 +58,18 @@ def test_the_view_counts_in_osds_under_a_rule_s_class_takes() -> None:
     view = cluster_view(osd_map, crush)
     assert view.in_osds == {0, 1, 2, 4, 5}
     assert (view.in_under_takes(0), view.in_under_takes(5), view.in_under_takes(6)) == (5, 5, 2)
+
+
+def test_a_copy_the_mon_could_not_drop_with_a_domain_out_is_never_shared() -> None:
+    """Up to Pacific the mon counts a size decrease too: a raise that fits only
+    while every OSD is in could trap the copy once a host's OSDs are out."""
+    raises = [SizeRaise(2, "b", 3, 2)]
+    assert size_refusals(POOLS, raises, 48, 10, UNDER, "pacific") == {}  # 448 <= 480
+    trapped = size_refusals(POOLS, raises, 48, 10, UNDER, "pacific", domain_osds=2)
+    assert "its way back, 'osd pool set b size 2'" in trapped[2]
+    assert "448 PG replicas projected, over mon_max_pg_per_osd 48 x 8 in OSDs left with " \
+           "the largest failure domain out = 384" in trapped[2]
+    assert "(ERANGE)" not in trapped[2]
+    assert size_refusals(POOLS, raises, 56, 10, UNDER, "pacific", domain_osds=2) == {}
+    # Tentacle counts increases only (measured): no room kept for the way back
+    assert size_refusals(POOLS, raises, 48, 10, UNDER, "tentacle", domain_osds=2) == {}

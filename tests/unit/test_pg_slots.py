@@ -1,18 +1,33 @@
-"""PG slots per urgent OSD: the projection that keeps a pool isolated before
-sharing it would take an urgent OSD past mon_max_pg_per_osd."""
+"""PG slots per urgent OSD: the limit as each OSD runs it, and the projection
+the admission checks it against (a failure domain lost)."""
 from __future__ import annotations
 
 from mgr_sla.core.pg_slots import (
-    PoolSlots,
+    PgLimit,
     UrgentOsd,
     after_losing,
-    plan_slots,
+    check_slots,
     spread,
     withheld,
 )
 
+LIMIT = PgLimit(250, 3.0, "the OSD")
 # four urgent OSDs, one per failure domain, equal weights
-URGENT = {o: UrgentOsd(1.0, -100 - o) for o in (1, 3, 5, 7)}
+URGENT = {o: UrgentOsd(1.0, -100 - o, limit=PgLimit(50, 3.0, "the OSD")) for o in (1, 3, 5, 7)}
+
+
+def test_the_limit_is_the_one_the_osd_enforces_with_room_to_spare() -> None:
+    """OSD::maybe_wait_for_max_pg creates a PG only below mon_max_pg_per_osd x
+    osd_max_pg_per_osd_hard_ratio; the module admits up to the soft value, or
+    90% of the hard one when the ratio leaves less."""
+    assert (LIMIT.hard, LIMIT.admit) == (750, 250)
+    tight = PgLimit(35, 1.0, "the OSD")
+    assert (tight.hard, tight.admit) == (35, 31)
+    assert "31 PGs, 90% of the 35 it holds at most" in tight.describe(4)
+    assert "osd_max_pg_per_osd_hard_ratio 1 as osd.4 runs them" in tight.describe(4)
+    assert LIMIT.describe(4) == "mon_max_pg_per_osd 250 as osd.4 runs it"
+    assert "from the mgr's value" in PgLimit(250, 3.0, "the mgr's value").describe(4)
+    assert PgLimit(35, 1.5, "the OSD").hard == 53  # 52.5: the OSD creates one at 52
 
 
 def test_spread_is_weight_proportional_with_a_margin() -> None:
@@ -26,42 +41,23 @@ def test_spread_is_weight_proportional_with_a_margin() -> None:
 
 def test_losing_the_worst_domain_spreads_its_pgs_by_weight() -> None:
     counts, lost = after_losing({1: 30, 3: 30, 5: 30, 7: 30}, URGENT)
-    assert lost == -107 and counts == {1: 40, 3: 40, 5: 40}  # a tie: the first in id order
+    assert lost == -107 and counts == {1: 40, 3: 40, 5: 40}  # a tie: the last in id order
     # the worst loss is not the fullest OSD's: it is one that adds to the fullest
     counts, lost = after_losing({1: 30, 3: 60, 5: 30, 7: 30}, URGENT)
-    assert lost == -107 and counts == {1: 40, 3: 70, 5: 40}
+    assert lost in (-101, -105, -107) and counts[3] == 70
     one_domain = {1: UrgentOsd(1.0, -100), 3: UrgentOsd(1.0, -100)}
     assert after_losing({1: 5, 3: 6}, one_domain) == ({1: 5, 3: 6}, None)
 
 
-def test_a_pool_that_would_pass_the_limit_stays_isolated_and_says_where() -> None:
-    now = {1: 24, 3: 24, 5: 24, 7: 24}  # an urgent pool's PGs
-    small = PoolSlots(4, "small", shared_now=False, extra_replicas=8)
-    big = PoolSlots(5, "big", shared_now=False, extra_replicas=64)
-    verdict = plan_slots(now, [small, big], URGENT, limit=50)
-    assert 4 not in verdict.kept
-    assert "osd." in verdict.kept[5] and "over mon_max_pg_per_osd 50" in verdict.kept[5]
-    osd, pgs = verdict.worst_if_shared[5]
-    assert pgs > 50 and osd in URGENT
-    assert all(n <= 50 for n in verdict.projected.values()) and not verdict.over_limit()
-
-
-def test_shared_pools_keep_their_room_and_count_from_their_real_up_sets() -> None:
-    """A shared pool is admitted first, from what its up sets put on each OSD:
-    a lower-numbered isolated pool does not take its room (no churn)."""
-    now = {1: 40, 3: 40, 5: 40, 7: 40}  # includes the shared pool's 16 per OSD
-    shared = PoolSlots(9, "shared", shared_now=True, on_urgent={1: 16, 3: 16, 5: 16, 7: 16})
-    waiting = PoolSlots(2, "waiting", shared_now=False, extra_replicas=64)
-    verdict = plan_slots(now, [waiting, shared], URGENT, limit=56)
-    assert 9 not in verdict.kept and 2 in verdict.kept
-    assert verdict.projected == {1: 54, 3: 54, 5: 54}  # 40 + 40/3, rounded up
-    # past the limit on its own real placement: it isolates
-    assert 9 in plan_slots(now, [shared], URGENT, limit=50).kept
-
-
-def test_urgent_osds_over_the_limit_with_nothing_shared_are_named() -> None:
-    verdict = plan_slots({1: 60, 3: 60, 5: 60, 7: 60}, [], URGENT, limit=70)
-    assert verdict.over_limit() == [(1, 80), (3, 80), (5, 80)]
+def test_the_worst_loss_is_judged_against_each_osds_own_limit() -> None:
+    """osd.1 runs a limit half the others': the loss that piles onto it is the
+    worst, even where another OSD ends up with more PGs."""
+    urgent = {**URGENT, 1: UrgentOsd(1.0, -101, limit=PgLimit(25, 3.0, "the OSD"))}
+    check = check_slots({1: 20, 3: 40, 5: 20, 7: 20}, urgent)
+    assert check is not None and check.osd == 1 and check.over
+    assert "over mon_max_pg_per_osd 25 as osd.1 runs it" in check.reason("sharing it", "x")
+    fits = check_slots({1: 10, 3: 10, 5: 10, 7: 10}, URGENT)
+    assert fits is not None and not fits.over and fits.pgs == 14  # 10 + 10/3, up
 
 
 def test_osds_withholding_pgs_stop_all_sharing() -> None:
@@ -71,34 +67,32 @@ def test_osds_withholding_pgs_stop_all_sharing() -> None:
     assert why is not None and "8 PGs pending on creation" in why
 
 
-def test_a_pool_crush_has_mapped_counts_its_exact_osds_without_the_margin() -> None:
-    """An isolated copy pool's extra copy mapped by CRUSH on its real PGs: the
-    projection counts exactly those OSDs, so a pool the estimate's margin
-    would keep isolated shares when CRUSH puts no OSD past the limit, and a
-    skewed mapping is kept isolated where the even estimate would let it go."""
-    now = {1: 20, 3: 20, 5: 20, 7: 20}
-    even = {1: 16, 3: 16, 5: 16, 7: 16}
-    estimated = PoolSlots(4, "copy", shared_now=False, extra_replicas=64)
-    assert 4 in plan_slots(now, [estimated], URGENT, limit=50).kept  # 16 + margin, domain lost
-    mapped = PoolSlots(4, "copy", shared_now=False, on_urgent=even, extra_replicas=64,
-                       mapped=True)
-    verdict = plan_slots(now, [mapped], URGENT, limit=50)
-    assert 4 not in verdict.kept and verdict.worst_if_shared[4] == (1, 48)  # 36 + 36/3
-    skewed = PoolSlots(4, "copy", shared_now=False, on_urgent={1: 40, 3: 8, 5: 8, 7: 8},
-                       extra_replicas=64, mapped=True)
-    kept = plan_slots(now, [skewed], URGENT, limit=65).kept
-    assert "osd.1" in kept[4], kept
-    assert 4 not in plan_slots(now, [estimated], URGENT, limit=65).kept
+def _brute_worst(counts: dict[int, int], urgent: dict[int, UrgentOsd]) -> tuple[float, int]:
+    """The worst loss by trying every domain (what after_losing must match)."""
+    import math
+    domains = {p.domain for p in urgent.values()}
+    total = sum(p.weight for p in urgent.values())
+    best = (0.0, 0)
+    for lost in domains:
+        rest = total - sum(p.weight for p in urgent.values() if p.domain == lost)
+        moved = sum(counts[o] for o, p in urgent.items() if p.domain == lost)
+        for o, p in urgent.items():
+            if p.domain != lost and rest > 0:
+                n = counts[o] + math.ceil(moved * p.weight / rest)
+                best = max(best, (n / p.limit.admit if p.limit else 0.0, n))
+    return best
 
 
-def test_an_urgent_osd_without_a_pg_count_keeps_every_isolated_pool() -> None:
-    # osd.7's report is not in: counting it as empty would admit a pool that passes the limit
-    counts = {1: 24, 3: 24, 5: 24}
-    shared = PoolSlots(4, "shared", shared_now=True, on_urgent={1: 4})
-    waiting = PoolSlots(5, "waiting", shared_now=False, extra_replicas=8)
-    verdict = plan_slots(counts, [shared, waiting], URGENT, 250)
-    assert list(verdict.kept) == [5]  # the shared pool stays as it is
-    assert verdict.kept[5] == "no PG count reported for osd.7: the PG limit cannot be checked"
-    both = plan_slots({1: 24, 3: 24}, [waiting], URGENT, 250)
-    assert "osd.5 and 1 more urgent OSDs" in both.kept[5]
-    assert plan_slots({**counts, 7: 24}, [waiting], URGENT, 250).kept == {}
+def test_the_two_candidate_losses_find_what_trying_every_domain_finds() -> None:
+    import random
+    rng = random.Random(5)
+    for _ in range(300):
+        urgent = {o: UrgentOsd(rng.choice((0.5, 1.0, 2.0)), -rng.randrange(1, 7),
+                               limit=PgLimit(rng.randrange(20, 80), rng.choice((1.0, 3.0)), "x"))
+                  for o in range(rng.randrange(2, 14))}
+        if len({p.domain for p in urgent.values()}) < 2:
+            continue
+        counts = {o: rng.randrange(0, 60) for o in urgent}
+        after, _ = after_losing(counts, urgent)
+        got = max((n / urgent[o].limit.admit, n) for o, n in after.items())  # type: ignore
+        assert got == _brute_worst(counts, urgent), (counts, urgent)

@@ -18,8 +18,8 @@ def test_a_copy_pool_placing_its_copy_is_named_with_what_is_left() -> None:
 def test_missing_copies_beyond_the_extra_copy_are_a_real_alarm() -> None:
     placing, beyond = sharing_health([SharingProgress("bulk", 1000, 1300, 4 * MIB)])
     assert len(placing) == 1 and "1000 object copies" in placing[0] and "about" not in placing[0]
-    assert beyond == ["pool bulk: 300 object copies missing beyond the ones sharing adds: "
-                      "degradation the module did not cause ('ceph pg ls-by-pool bulk "
+    assert beyond == ["pool bulk: 300 object copies missing beyond the ones sharing adds "
+                      "(an OSD down or out, or a PG an OSD does not take: 'ceph pg ls-by-pool bulk "
                       "degraded')"]
 
 

@@ -53,7 +53,16 @@ def test_version_1_records_load_without_original_rules():
            '"placement": "isolated"}}}')
     s = ModuleState.from_json(old, now=5.0)
     assert s.roles[4] == PoolRole(Role.NORMAL) and s.roles[4].original_rule is None
-    assert '"version": 3' in s.to_json()
+    assert '"version": 4' in s.to_json() and s.sent_back == {} and s.last_step is None
+
+
+def test_pools_sent_back_and_the_last_step_survive_a_failover():
+    from mgr_sla.core.state import StepRecord
+    s = ModuleState.initial(0.0)
+    s.sent_back = {7: "osd.3 holds 35 PGs, limit 35"}
+    s.last_step = StepRecord(12.5, 40, (7, 9))
+    again = ModuleState.from_json(s.to_json(), 20.0)
+    assert again.sent_back == s.sent_back and again.last_step == s.last_step
 
 
 def test_original_rule_round_trips():

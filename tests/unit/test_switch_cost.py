@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from mgr_sla.core.models.registry import MODELS
 from mgr_sla.core.state import Strategy
 from mgr_sla.core.switch_cost import (
     COPY_ISOLATION_SECS,
@@ -14,9 +15,7 @@ from mgr_sla.core.switch_cost import (
     drain_rate,
     normal_fill_after_isolation,
     pool_cost,
-    too_slow_to_isolate,
 )
-from mgr_sla.placement.registry import MODELS
 
 GIB = 2.0**30
 TIB = 2.0**40
@@ -27,7 +26,7 @@ CAP = Capacity(urgent_free_bytes=100 * TIB, nearfull_ratio=0.85, urgent_total_by
 
 def costs(inputs: PoolCostInputs, cap: Capacity, max_isolation_secs: float) -> PoolCost:
     """The module's call: every strategy's formulas, in the registry's order."""
-    return pool_cost(inputs, cap, max_isolation_secs, list(MODELS.values()))
+    return pool_cost(inputs, cap, max_isolation_secs, list(MODELS.values()), 1.05)
 
 
 def pool(stored: float, strategy: Strategy = Strategy.MOVE, reads: float | None = 0.7,
@@ -75,8 +74,6 @@ def test_keep_isolated_when_nothing_pays_within_the_budget() -> None:
     cost = costs(pool(100 * GIB, reads=0.0), tight, 60)
     assert cost.recommended == "keep isolated"
     assert "max_isolation_secs" in cost.reason and "copy" in cost.reason
-    assert too_slow_to_isolate(cost, 60) is not None  # its strategy (move) is too slow
-    assert too_slow_to_isolate(costs(pool(GIB, Strategy.COPY), CAP, 60), 60) is None
 
 
 def test_isolation_must_fit_the_normal_region() -> None:

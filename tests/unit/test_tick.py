@@ -7,9 +7,9 @@ import pytest
 
 from mgr_sla.core.decision import DecisionState, Mode, Thresholds
 from mgr_sla.core.gates import ClusterHealth, PgCounts
+from mgr_sla.core.models.registry import targets
 from mgr_sla.core.state import PoolRole, Role, Strategy, UrgentPlacement
 from mgr_sla.core.tick import PoolNow, TickInputs, TickPlan, plan_tick
-from mgr_sla.placement.registry import targets
 
 CLEAN = ClusterHealth(PgCounts(total=64), misplaced_ratio=0.0)
 NORMAL = PoolRole(Role.NORMAL)
@@ -82,16 +82,45 @@ def test_every_gate_holds_the_switch_to_shared(health: ClusterHealth, gate: str)
     (replace(CLEAN, misplaced_ratio=0.9), False),
     (replace(CLEAN, unverified="verification pending"), False),
     (replace(CLEAN, down_osds=(3,)), False),
-    (replace(CLEAN, pgs=PgCounts(64, inactive=1)), True),
+    (replace(CLEAN, pgs=PgCounts(64, inactive=1), inactive_by_pool={1: 1}), False),  # urgent
+    (replace(CLEAN, pgs=PgCounts(64, inactive=1), inactive_by_pool={2: 1}), True),
+    (replace(CLEAN, missing_rules=("sla_shared",)), False),  # not the one it goes to
     (replace(CLEAN, missing_rules=("sla_isolated_normal",)), True),
 ])
-def test_isolation_is_held_only_by_inactive_pgs_or_missing_rules(health: ClusterHealth,
-                                                                 blocks: bool) -> None:
+def test_isolation_is_held_only_by_what_concerns_the_pool(health: ClusterHealth,
+                                                          blocks: bool) -> None:
+    """The switch to isolated always goes; a move pool's change waits only for
+    its own PGs to be active and for the rule it goes to."""
     shared = DecisionState(Mode.SHARED, 0.0)
     plan = plan_tick(inputs(state=shared, urgent_iops=500.0, health=health,
                             pools=(pool_now(2, "bulk", NORMAL, "sla_shared"),)))
-    assert plan.switch is not blocks
-    assert bool(plan.gates) is blocks
+    assert plan.switch and plan.state.mode is Mode.ISOLATED
+    assert bool(plan.gates) is blocks and (plan.pool_changes == ()) is blocks
+
+
+def test_a_pool_sent_back_isolates_whatever_the_gates_say() -> None:
+    """What its sharing caused (PGs stuck on an urgent OSD at its limit) is
+    what holds its PGs inactive: no gate holds the pool's way back."""
+    shared = DecisionState(Mode.SHARED, 0.0, quiet_since=0.0)
+    stuck = replace(CLEAN, pgs=PgCounts(64, inactive=2), inactive_by_pool={2: 2},
+                    missing_rules=("sla_hybrid",), down_osds=(5,))
+    plan = plan_tick(inputs(state=shared, health=stuck, sent_back=frozenset({2}),
+                            pools=(pool_now(2, "bulk", NORMAL, "sla_shared"),)))
+    assert rules(plan) == [(2, "bulk", "sla_shared", "sla_isolated_normal")]
+    assert plan.gates == ()
+
+
+def test_isolation_is_never_held_by_a_change_toward_shared() -> None:
+    """A pool kept isolated (an urgent OSD past nearfull) goes back at once
+    while another pool waits for its step toward shared, and while the
+    shared gates hold that one."""
+    shared = DecisionState(Mode.SHARED, 0.0, quiet_since=0.0)
+    full = replace(CLEAN, urgent_fill_after=0.9, nearfull_ratio=0.85)
+    pools = (_copy_pool(2, 64, True), _copy_pool(3, 64))
+    plan = plan_tick(inputs(state=shared, health=full, pools=pools, keep_isolated=frozenset({2}),
+                            max_step_pgs=32, step_wait_secs=5.0, last_step_at=999.0))
+    assert [(c.pool_id, c.to_size) for c in plan.pool_changes] == [(2, 3)]
+    assert plan.waiting == ("p3",) and [g.name.value for g in plan.gates] == ["urgent_capacity"]
 
 
 def test_a_blocked_episode_is_counted_once() -> None:
@@ -186,9 +215,10 @@ def test_a_copy_pools_min_size_converges_every_tick() -> None:
 
 def test_inactive_pgs_never_hold_a_copy_pool_dropping_its_copy() -> None:
     """The urgent copy is each shared copy pool PG's primary: an urgent OSD that
-    fails leaves PGs inactive, and dropping the copy is the fix. Move pools'
-    isolation (data moves back) still waits for them."""
-    inactive = replace(CLEAN, pgs=PgCounts(64, inactive=4, degraded=4), down_osds=(7,))
+    fails leaves PGs inactive, and dropping the copy is the fix. A move pool's
+    isolation (data moves back) waits for its own PGs, and holds no other pool."""
+    inactive = replace(CLEAN, pgs=PgCounts(64, inactive=8, degraded=8), down_osds=(7,),
+                       inactive_by_pool={2: 4, 3: 4})
     shared = DecisionState(Mode.SHARED, 0.0, quiet_since=0.0)
     copy = pool_now(2, "bulk", COPY, "sla_copy_3", 4, min_size=2)
     plan = plan_tick(inputs(state=shared, urgent_iops=500.0, health=inactive, pools=(copy,)))
@@ -197,11 +227,9 @@ def test_inactive_pgs_never_hold_a_copy_pool_dropping_its_copy() -> None:
     moving = pool_now(3, "moved", NORMAL, "sla_shared")
     plan = plan_tick(inputs(state=shared, urgent_iops=500.0, health=inactive,
                             pools=(copy, moving)))
-    assert not plan.switch and [g.name.value for g in plan.gates] == ["pgs_inactive"]
-    # rules missing hold even a drop (the rule it goes back to must exist)
-    missing = replace(inactive, missing_rules=("sla_isolated_normal",))
-    plan = plan_tick(inputs(state=shared, urgent_iops=500.0, health=missing, pools=(copy,)))
-    assert not plan.switch and plan.pool_changes == ()
+    assert plan.switch and [g.name.value for g in plan.gates] == ["pgs_inactive"]
+    assert [c.pool_id for c in plan.pool_changes] == [2]  # the copy pool goes all the same
+    assert "moved" in plan.gates[0].detail
 
 
 def _copy_pool(pool_id: int, pgs: int, shared: bool = False) -> PoolNow:
@@ -232,6 +260,10 @@ def test_a_switch_to_shared_goes_a_bounded_step_at_a_time() -> None:
     assert held_plan.pool_changes == () and [g.name.value for g in held_plan.gates] == [
         "pgs_inactive"]
     assert held_plan.waiting == ("p4", "p5")
+    # the step's PGs not yet reported after its own epoch: the next one waits too
+    stale = plan_tick(inputs(now=1010.0, state=shared, pools=stepped, max_step_pgs=200,
+                             step_wait_secs=5.0, last_step_at=1000.0, last_step_settled=False))
+    assert stale.pool_changes == () and stale.waiting == ("p4", "p5") and stale.gates == ()
     # urgent load: every shared pool isolates at once, whatever the last step
     isolating = plan_tick(inputs(now=1001.0, state=shared, urgent_iops=500.0, pools=(
         _copy_pool(2, 64, True), _copy_pool(3, 128, True), _copy_pool(6, 600, True)),
@@ -246,10 +278,10 @@ def test_copies_placing_by_design_do_not_hold_the_next_step() -> None:
     """The last step's pools are undersized until their copy is placed: the
     next step waits for them to be active, not clean; degradation beyond
     that still holds it."""
-    from mgr_sla.core.gates import blocking_gates
+    from mgr_sla.core.gates import shared_gates
     placing = replace(CLEAN, pgs=PgCounts(64, degraded=16), degraded_by_design=16)
-    assert blocking_gates(Mode.SHARED, placing, 0.05) == []
+    assert shared_gates(placing, 0.05) == []
     beyond = replace(placing, pgs=PgCounts(64, degraded=20))
-    gates = blocking_gates(Mode.SHARED, beyond, 0.05)
+    gates = shared_gates(beyond, 0.05)
     assert [g.name.value for g in gates] == ["pgs_degraded"]
     assert "4 PGs degraded" in gates[0].detail and "besides 16 placing" in gates[0].detail

@@ -11,10 +11,8 @@ from harness.fake_mgr import FakeCluster, make_module
 from mgr_sla.core.state import Role, Strategy, SwitchRecord
 from mgr_sla.core.wear import (
     DAY_SECS,
-    WriteBudget,
     count_sharing,
     current_period,
-    over_budget,
     write_budget,
 )
 
@@ -52,15 +50,6 @@ def test_each_pool_counts_once_per_shared_period_when_its_step_goes_out() -> Non
     assert current_period(history) is period  # a dry run's record is not a period
 
 
-def test_the_best_gains_take_the_budget_first_and_the_rest_stay_isolated() -> None:
-    budget = WriteBudget(written=40 * GIB, budget=100 * GIB)  # 60 GiB left
-    kept = over_budget({1: (50 * GIB, 1.2), 2: (30 * GIB, 3.0), 3: (20 * GIB, 1.1)}, budget)
-    # 2 (3.0x) takes 30, 1 (1.2x) would need 50 of the 30 left, 3 (1.1x) fits in them
-    assert list(kept) == [1]
-    assert "would write 50.0 GiB" in kept[1] and "wrote 40.0 GiB of the 100.0 GiB" in kept[1]
-    assert over_budget({1: (1e15, 1.0)}, WriteBudget(0.0, 0.0)) == {}  # no limit
-
-
 def _two_copy_pools(options: dict) -> tuple[FakeCluster, Any]:
     cluster = FakeCluster()
     cluster.add_pool(1, "fast", "sla_isolated_urgent")
@@ -76,11 +65,16 @@ def _two_copy_pools(options: dict) -> tuple[FakeCluster, Any]:
     return cluster, m
 
 
+def _ticks(m: Any, n: int) -> None:
+    for _ in range(n):
+        m.tick()
+        m._admission.facts.limits.wait(5)  # the OSDs answer on a thread of their own
+
+
 def test_a_copy_pool_past_the_day_budget_stays_isolated_and_the_switch_is_counted() -> None:
     # 4 urgent OSDs of 100 GiB: 0.2 drive writes a day are 80 GiB, one copy of 50 fits
     cluster, m = _two_copy_pools({"min_gain": 0, "max_urgent_drive_writes": 0.2})
-    for _ in range(6):
-        m.tick()
+    _ticks(m, 6)
     from mgr_sla.shell.commands_io import OutputFormat
     status = json.loads(m.cmd_status(format=OutputFormat.JSON).stdout)
     assert status["mode"] == "shared"
@@ -96,8 +90,7 @@ def test_a_copy_pool_past_the_day_budget_stays_isolated_and_the_switch_is_counte
 def test_a_pool_whose_size_raise_the_mon_refuses_is_not_counted_as_written() -> None:
     cluster, m = _two_copy_pools({"min_gain": 0})
     cluster.refuse[("second", "size")] = "pool size 4 would exceed mon_max_pg_per_osd"
-    for _ in range(6):
-        m.tick()
+    _ticks(m, 6)
     from mgr_sla.shell.commands_io import OutputFormat
     history = json.loads(m.cmd_history(format=OutputFormat.JSON).stdout)
     shared = next(h for h in history if h["to"] == "shared")
@@ -110,8 +103,7 @@ def test_a_pool_taken_toward_shared_shares_for_the_period_whatever_its_gain() ->
     # judging its gain again then would send it back at once, its copy half written
     cluster, m = _two_copy_pools({"min_gain": 0})
     cluster.refuse[("second", "size")] = "not yet"
-    for _ in range(4):
-        m.tick()
+    _ticks(m, 4)
     assert cluster.pools[3]["size"] == 3
     with m._store.lock:
         period = m._store.state().history[-1]
@@ -121,8 +113,7 @@ def test_a_pool_taken_toward_shared_shares_for_the_period_whatever_its_gain() ->
     m.set_module_option("min_gain", 100.0)  # no pool's gain reaches it
     cluster.epoch += 1  # a new map: the module judges the pools again
     cluster.on_change()
-    for _ in range(3):
-        m.tick()
+    _ticks(m, 3)
     # "first" is on its shared placement, "second" counted: neither is kept
     assert [cluster.pools[p]["size"] for p in (2, 3)] == [4, 4]
     from mgr_sla.shell.commands_io import OutputFormat
@@ -130,11 +121,10 @@ def test_a_pool_taken_toward_shared_shares_for_the_period_whatever_its_gain() ->
     assert all(p["kept_isolated"] is None for p in status["pools"]), status["pools"]
 
 
-def test_status_read_while_the_costs_refresh_sees_the_pools_kept_before() -> None:
-    # status runs in the command thread while a tick rebuilds the reasons
+def test_status_read_while_the_admission_runs_sees_the_one_before() -> None:
+    # status runs in the command thread while a tick builds the next admission
     cluster, m = _two_copy_pools({"min_gain": 0, "max_urgent_drive_writes": 0.2})
-    for _ in range(6):
-        m.tick()
+    _ticks(m, 6)
     from mgr_sla.shell.commands_io import OutputFormat
 
     def kept_now() -> str | None:
@@ -142,12 +132,12 @@ def test_status_read_while_the_costs_refresh_sees_the_pools_kept_before() -> Non
         return next(p for p in status["pools"] if p["name"] == "second")["kept_isolated"]
     assert "max_urgent_drive_writes" in (kept_now() or "")
     seen: list[str | None] = []
-    real = m._costs.slots.refresh
+    real = m._admission.facts.admission_facts
 
     def refresh_and_look(*args: Any) -> Any:
         seen.append(kept_now())  # mid-refresh, from another caller's view
         return real(*args)
-    m._costs.slots.refresh = refresh_and_look
+    m._admission.facts.admission_facts = refresh_and_look
     cluster.epoch += 1  # a new map: the costs are computed again
     cluster.on_change()
     m.tick()

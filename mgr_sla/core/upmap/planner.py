@@ -222,9 +222,17 @@ class _PoolPlanner:
         key = ("fill", self.pool_id, self.pgp_num)
         if self.held and self.cache is not None and key in self.cache:
             return dict(self.cache[key])
+        # a function of the drafts alone: the same drafts as last time (an epoch
+        # that changed nothing of the pool), the same swaps, without the pass
+        # (seconds where a pool's urgent replicas leave many urgent OSDs unused)
+        drawn = tuple((d.seed, d.pairs, tuple(d.raw)) for d in drafts)
+        if self.cache is not None and self.cache.get(("drawn", self.pool_id)) == drawn \
+                and key in self.cache:
+            return dict(self.cache[key])
         swaps = fill_unused(drafts, self.regions)
         if not self.held and self.cache is not None:
             self.cache[key] = swaps
+            self.cache[("drawn", self.pool_id)] = drawn
         return swaps
 
     def pg(self, d: Draft, swap: Swap | None) -> None:

@@ -1,0 +1,379 @@
+"""The facts the module decides on, read from the mgr in one place.
+
+`FactReader.admission_facts` reads, once per refresh (a new OSD map epoch, a
+new PG limit on an OSD, new PGs withheld, a mapping worked out, the managed
+pools changed, or every SLOW_READ_SECS): the pools' bytes (`df`), each
+urgent OSD's PGs, bytes and PG limit (`osd_stats`, osd_limits.py), the up
+sets of the pools off their isolated placement, where sharing would put the
+others' PGs (CRUSH's mapping for a copy pool, from shared_mapping.py's
+worker; the upmap planner's entries for a move pool, planned here on its up
+sets), Ceph's health, the measured gains; and hands them to the pure
+admission (core/admission.py) as plain data.
+
+`FactReader.sharing_now` reads, every tick and cheaply, what the check after
+the fact looks at (core/sharing_check.py): Ceph's health, the PGs of managed
+pools that are not active (read only when pg_summary shows some), each
+urgent OSD's PG count (every STATS_SECS while a pool shares).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from ..core.admission import Admission
+from ..core.admission_facts import AdmissionFacts, MonFacts, NormalPool, Placement, Projection
+from ..core.cluster import PoolInfo, pool_pg_stats
+from ..core.decision import Mode
+from ..core.gain import GainLedger
+from ..core.maps import MapSnapshot
+from ..core.models.registry import MODELS, isolated_size, target
+from ..core.mon_projection import PoolPgs
+from ..core.pg_slots import UrgentOsd, withheld
+from ..core.settings import Settings
+from ..core.sharing import SharingProgress
+from ..core.sharing_check import SharingNow, StuckPg, UrgentOsdNow, not_active_pools, toofull_pools
+from ..core.state import ModuleState, PoolRole, Role, StepRecord, Strategy
+from ..core.switch_cost import Capacity, drain_rate
+from ..core.upmap.pg_plan import target_urgent_share
+from ..core.upmap.planner import plan_pool
+from ..core.wear import counted_this_period
+from .mgr_port import MgrPort
+from .osd_limits import OsdLimits
+from .shared_mapping import SharedMappings
+
+SLOW_READ_SECS = 30.0  # df and the OSDs' fill change slowly
+# a step's PGs report within a stats period or two of its epoch; one whose
+# primary has not after this long does not serve it (it withheld the PG)
+UNREPORTED_SECS = 30.0
+STATS_SECS = 5.0  # the OSDs report their PGs every mgr_stats_period
+PLAN_CACHE_MAX = 1 << 20
+
+
+def placement_of(role: PoolRole, info: PoolInfo, rule: str, maps: MapSnapshot) -> Placement:
+    """Where a normal pool is, by the map: its isolated placement (rule, size
+    and no entry of ours on an urgent OSD), its shared one, or in between."""
+    urgent = {o for o, p in maps.regions.osds.items() if p.cls == maps.regions.urgent_class}
+    on_urgent = any(to in urgent for pairs in maps.upmap_items.get(info.pool_id, {}).values()
+                    for _, to in pairs)
+    isolated, shared = target(role, Mode.ISOLATED), target(role, Mode.SHARED)
+    if rule == isolated.rule and isolated.size in (None, info.size) and not on_urgent:
+        return Placement.ISOLATED
+    if rule == shared.rule and shared.size in (None, info.size):
+        return Placement.SHARED
+    return Placement.MOVING
+
+
+def _per_osd(up_sets: Any, osds: frozenset[int] | set[int]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for up in up_sets:
+        for osd in set(up):
+            if osd in osds:
+                out[osd] = out.get(osd, 0) + 1
+    return out
+
+
+def _largest_domain(maps: MapSnapshot) -> int:
+    """The in OSDs of the largest failure domain (every class)."""
+    per: dict[int, int] = {}
+    for place in maps.regions.osds.values():
+        if place.present:
+            per[place.domain] = per.get(place.domain, 0) + 1
+    return max(per.values(), default=0)
+
+
+class FactReader:
+    def __init__(self, mgr: MgrPort, read_fraction: Callable[[int], float | None],
+                 ledger: GainLedger) -> None:
+        self._mgr = mgr
+        self._read_fraction = read_fraction
+        self._ledger = ledger
+        self.limits = OsdLimits(mgr)
+        self.mappings = SharedMappings(mgr)
+        self._key: tuple[Any, ...] = ()
+        self._at = -SLOW_READ_SECS
+        self._plans: dict[Any, Any] = {}
+        self._plans_for: Any = None
+        self._stats: dict[int, dict[str, Any]] = {}
+        self._stats_at = -STATS_SECS
+        self._inactive_since: dict[str, float] = {}
+        self._step_read: tuple[Any, tuple[bool, list[StuckPg]]] = (None, (True, []))
+        self._step_at = -STATS_SECS  # when the last step's PGs were last read
+        self._urgent: tuple[Any, dict[int, UrgentOsdNow]] = (None, {})
+        self.withheld: str | None = None  # as read this tick
+        self.progress: list[SharingProgress] = []  # the sharing pools' copies, at the refresh
+
+    # ---- every tick ----------------------------------------------------------
+    def read_health(self) -> str | None:
+        """Why no pool may share now, from Ceph's own health (read every tick)."""
+        try:
+            raw = self._mgr.get("health") or {}
+            health = json.loads(raw["json"]) if isinstance(raw.get("json"), str) else raw
+        except Exception:  # unreadable health is no evidence either way
+            self.withheld = None
+        else:
+            self.withheld = withheld(health)
+        return self.withheld
+
+    def due(self, now: float, state: ModuleState, maps: MapSnapshot) -> bool:
+        """A refresh is due: something the admission depends on changed."""
+        key = (maps.view.epoch, self.withheld, self.limits.version, state.pinned,
+               tuple(sorted((p, r.role.value, r.strategy.value, r.auto)
+                            for p, r in state.roles.items())),
+               tuple(sorted(state.sent_back)))
+        if key == self._key and now - self._at < SLOW_READ_SECS \
+                and not self.mappings.news():
+            return False
+        self._key, self._at = key, now
+        return True
+
+    # ---- once per refresh ----------------------------------------------------
+    def admission_facts(self, now: float, state: ModuleState, maps: MapSnapshot,
+                        settings: Settings) -> AdmissionFacts:
+        view, regions = maps.view, maps.regions
+        self._stats = {int(o["osd"]): o for o in
+                       (self._mgr.get("osd_stats") or {}).get("osd_stats", [])}
+        self._stats_at = now
+        df = self._df()
+        urgent_ids = regions.in_of_class(regions.urgent_class)
+        up = frozenset(o for o, p in regions.osds.items() if p.up)
+        limits = self.limits.limits(urgent_ids, up)
+        urgent = {o: UrgentOsd(regions.osds[o].weight, regions.osds[o].domain,
+                               self._num_pgs(o), self._kib(o, "kb_used"), self._kib(o, "kb"),
+                               limits.get(o))
+                  for o in urgent_ids}
+        pools = [self._pool(pid, role, df.get(pid, {}), maps)
+                 for pid, role in sorted(state.roles.items())
+                 if role.role is Role.NORMAL and pid in view.pools]
+        pools = self._with_mappings(pools, maps)
+        self.progress = self._progress([p for p in pools if p.placement is not Placement.ISOLATED])
+        normal = regions.of_class(regions.normal_class)
+        drain, basis = drain_rate([(r.bytes_to_isolate, r.time_to_isolation_secs)
+                                   for r in state.history[-10:]
+                                   if r.bytes_to_isolate and r.time_to_isolation_secs])
+        total = sum(u.total_bytes for u in urgent.values())
+        cap = Capacity(total - sum(u.used_bytes for u in urgent.values()), maps.nearfull_ratio,
+                       total, sum(self._kib(o, "kb_used") for o in normal),
+                       sum(self._kib(o, "kb") for o in normal), maps.backfillfull_ratio,
+                       drain, basis)
+        try:
+            limit: int | None = int(self._mgr.get_ceph_option("mon_max_pg_per_osd"))
+        except Exception:  # not readable: the mon's projection is not run
+            limit = None
+        mon = MonFacts(limit, self._mgr.crush_release(),
+                       tuple(PoolPgs(p.pool_id, p.pg_num_target or p.pg_num, p.size, p.rule_id)
+                             for p in view.pools.values()),
+                       len(view.in_osds),
+                       {rid: view.in_under_takes(rid) for rid in view.rules.values()},
+                       dict(view.rules), _largest_domain(maps))
+        return AdmissionFacts(now, settings, state.decision.mode, state.pinned, tuple(pools),
+                              urgent, cap, frozenset(view.rules), mon, tuple(state.history),
+                              dict(state.sent_back), self.withheld)
+
+    def candidate(self, facts: AdmissionFacts, info: PoolInfo, role: PoolRole,
+                  maps: MapSnapshot) -> AdmissionFacts:
+        """The facts with one more pool, as `pool set` would take it (its
+        placement planned or estimated: a CRUSH mapping takes seconds)."""
+        df = self._df()
+        pool = self._pool(info.pool_id, role, df.get(info.pool_id, {}), maps)
+        pool = self._with_mappings([pool], maps, wait=False)[0]
+        others = tuple(p for p in facts.pools if p.pool_id != info.pool_id)
+        return AdmissionFacts(facts.now, facts.settings, facts.mode, facts.pinned,
+                              (*others, pool), facts.urgent, facts.capacity, facts.rules,
+                              facts.mon, facts.history, facts.sent_back, facts.withheld)
+
+    def _df(self) -> dict[int, Any]:
+        return {int(p["id"]): p.get("stats", {})
+                for p in (self._mgr.get("df") or {}).get("pools", [])}
+
+    def _num_pgs(self, osd: int) -> int | None:
+        stat = self._stats.get(osd)
+        return None if stat is None or stat.get("num_pgs") is None else int(stat["num_pgs"])
+
+    def _kib(self, osd: int, key: str) -> float:
+        return float(self._stats.get(osd, {}).get(key, 0) or 0) * 1024
+
+    def _pool(self, pid: int, role: PoolRole, stats: Mapping[str, Any], maps: MapSnapshot
+              ) -> NormalPool:
+        view, regions = maps.view, maps.regions
+        info = view.pools[pid]
+        rule = view.rule_name(info.rule_id)
+        placement = placement_of(role, info, rule, maps)
+        base = isolated_size(role, info.size)
+        stored = float(stats.get("stored", 0) or
+                       float(stats.get("bytes_used", 0) or 0) / max(info.size, 1))
+        measured = {k.value: m for k in Strategy
+                    if (m := self._ledger.measured(pid, k.value)) is not None}
+        projections: dict[str, Projection] = {}
+        live: dict[int, int] = {}
+        if placement is not Placement.ISOLATED:
+            urgent = frozenset(o for o, p in regions.osds.items()
+                               if p.cls == regions.urgent_class)
+            live = _per_osd(self._mgr.get_osdmap().map_pool_pgs_up(pid).values(), urgent)
+        if placement is Placement.SHARED:
+            projections[role.strategy.value] = Projection(live, "placed")
+        elif role.auto or role.strategy is Strategy.MOVE:
+            projections[Strategy.MOVE.value] = self._planned(pid, info, base, maps)
+        return NormalPool(pid, info.name, role, info, placement, stored,
+                          self._read_fraction(pid), projections, live, measured,
+                          pid in view.choose_args_pools, target_urgent_share(regions, base))
+
+    def _planned(self, pid: int, info: PoolInfo, size: int, maps: MapSnapshot) -> Projection:
+        """The move strategy's entries for the pool, planned on its up sets as
+        they are (an isolated pool maps like its shared rule: the entries are
+        what sharing would add)."""
+        regions = maps.regions
+        if self._plans_for != regions.fingerprint or len(self._plans) > PLAN_CACHE_MAX:
+            self._plans, self._plans_for = {}, regions.fingerprint
+        up = self._mgr.get_osdmap().map_pool_pgs_up(pid)
+        plan = plan_pool(pid, up, maps.upmap_items.get(pid, {}), regions, size, "shared",
+                         self._plans, pool=info)
+        urgent = {o for o, p in regions.osds.items() if p.cls == regions.urgent_class}
+        counts: dict[int, int] = {}
+        for pairs in plan.wanted.values():
+            for to in {to for _, to in pairs if to in urgent}:
+                counts[to] = counts.get(to, 0) + 1
+        return Projection(counts, "planned")
+
+    def _with_mappings(self, pools: list[NormalPool], maps: MapSnapshot, wait: bool = True
+                       ) -> list[NormalPool]:
+        """Copy pools' shared placement as CRUSH maps it on their real PGs
+        (sla_copy_N at N+1), where the worker has mapped it for this crush
+        version, these pools and these OSD weights."""
+        wanted = []
+        for p in pools:
+            if p.placement is Placement.SHARED or not (
+                    p.role.auto or p.role.strategy is Strategy.COPY):
+                continue
+            rule = MODELS[Strategy.COPY].shared_rule(p.cost_inputs())
+            if rule is not None:
+                wanted.append((p.pool_id, rule[0], rule[1], p.info.pg_num, p.info.size))
+        if not wanted or not wait:
+            return pools
+        weights = tuple(sorted((o, round(place.weight, 4))
+                               for o, place in maps.regions.osds.items()))
+        key = (maps.view.crush_version, tuple(wanted), weights)
+        mapped = self.mappings.pgs_per_osd(key, tuple(w[:3] for w in wanted))
+        urgent = {o for o, p in maps.regions.osds.items() if p.cls == maps.regions.urgent_class}
+        out = []
+        for p in pools:
+            per_osd = mapped.get(p.pool_id)
+            if per_osd is not None:
+                projections = {**p.projections, Strategy.COPY.value: Projection(
+                    {o: n for o, n in per_osd.items() if o in urgent}, "crush")}
+                p = replace(p, projections=projections)
+            out.append(p)
+        return out
+
+    def _progress(self, sharing: list[NormalPool]) -> list[SharingProgress]:
+        """The copies sharing adds, missing until placed, per pool off its
+        isolated placement (Ceph's PG_DEGRADED counts them)."""
+        if not sharing:
+            return []
+        sums = {int(e["poolid"]): e.get("stat_sum", {})
+                for e in (self._mgr.get("pool_stats") or {}).get("pool_stats", [])}
+        rates = {int(e["pool_id"]): e.get("recovery_rate") or {}
+                 for e in (self._mgr.get("osd_pool_stats") or {}).get("pool_stats", [])}
+        out = []
+        for pool in sharing:
+            stat = sums.get(pool.pool_id)
+            if stat is None:
+                continue
+            objects = int(stat.get("num_objects", 0) or 0)
+            rate = float(rates.get(pool.pool_id, {}).get("recovering_bytes_per_sec", 0) or 0)
+            out.append(SharingProgress(
+                pool.name, MODELS[pool.role.strategy].copies_while_sharing(objects),
+                int(stat.get("num_objects_degraded", 0) or 0),
+                pool.stored_bytes / objects if objects else 0.0, rate or None, pool.pool_id,
+                pool.info.size > pool.isolated_info.size))
+        return out
+
+    # ---- the check after the fact, every tick --------------------------------
+    def sharing_now(self, now: float, state: ModuleState, maps: MapSnapshot,
+                    summary: Mapping[str, Any] | None, admission: Admission | None
+                    ) -> SharingNow:
+        counted = counted_this_period(state.history)
+        sharing: dict[int, frozenset[int] | None] = {}
+        for pid, pool in (admission.pools.items() if admission else ()):
+            if pid not in state.roles or not (pool.sharing or pid in counted
+                                              or pool.placement is not Placement.ISOLATED):
+                continue
+            placed = pool.live if pool.placement is not Placement.ISOLATED else None
+            sharing[pid] = frozenset(placed) if placed else None
+        if sharing and now - self._stats_at >= STATS_SECS:
+            self._stats = {int(o["osd"]): o for o in
+                           (self._mgr.get("osd_stats") or {}).get("osd_stats", [])}
+            self._stats_at = now
+        by_pool = (summary or {}).get("by_pool") or {}
+        managed = frozenset(state.roles)
+        stuck = self._stuck(now, not_active_pools(by_pool, managed))
+        step = state.last_step
+        if step is not None and now - step.at >= UNREPORTED_SECS:
+            stuck += [pg for pg in self._step_pgs(step, now)[1]
+                      if pg.pgid not in {s.pgid for s in stuck}]
+        return SharingNow(sharing, {p: maps.view.pools[p].name for p in sharing},
+                          self._urgent_now(maps) if sharing else {}, stuck, self.withheld,
+                          maps.nearfull_ratio, toofull_pools(by_pool), managed)
+
+    def _urgent_now(self, maps: MapSnapshot) -> dict[int, UrgentOsdNow]:
+        """Each urgent OSD's PGs, limit and fill, built again only when one of
+        them may have changed (a report read, a limit read, a new map)."""
+        regions = maps.regions
+        key = (self._stats_at, self.limits.version, maps.view.epoch)
+        if self._urgent[0] != key:
+            urgent_ids = regions.in_of_class(regions.urgent_class)
+            up = frozenset(o for o, p in regions.osds.items() if p.up)
+            limits = self.limits.limits(urgent_ids, up)
+            self._urgent = (key, {o: UrgentOsdNow(self._num_pgs(o), limits.get(o),
+                                                  self._kib(o, "kb_used") / self._kib(o, "kb")
+                                                  if self._kib(o, "kb") > 0 else None)
+                                  for o in urgent_ids})
+        return self._urgent[1]
+
+    def _stuck(self, now: float, pools: frozenset[int]) -> list[StuckPg]:
+        """The PGs of `pools` that are not active, and since when (by the
+        module's clock: the PG stats' own stamps are the OSDs')."""
+        if not pools:
+            self._inactive_since = {}
+            return []
+        out = []
+        seen: dict[str, float] = {}
+        for pg in pool_pg_stats(self._mgr.get("pg_stats"), pools):
+            state = str(pg.get("state", ""))
+            if "active" in state.split("+"):
+                continue
+            pgid = str(pg["pgid"])
+            since = seen[pgid] = self._inactive_since.get(pgid, now)
+            out.append(StuckPg(pgid, int(pgid.split(".")[0]), state,
+                               tuple(int(o) for o in pg.get("up", [])),
+                               tuple(int(o) for o in pg.get("acting", [])), now - since))
+        self._inactive_since = seen
+        return out
+
+    def step_settled(self, step: StepRecord, now: float) -> bool:
+        """Every PG of the last step's pools reported active at or after the
+        step's own OSD map epoch (a stats period after a step, the PG states
+        may still predate it)."""
+        return self._step_pgs(step, now)[0]
+
+    def _step_pgs(self, step: StepRecord, now: float) -> tuple[bool, list[StuckPg]]:
+        """(the step settled, its PGs not reported since its epoch), read once
+        a stats period (the OSDs report no faster)."""
+        if self._step_read[0] != step or now - self._step_at >= STATS_SECS:
+            self._step_at = now
+            settled, unreported = True, []
+            for pg in pool_pg_stats(self._mgr.get("pg_stats"), step.pools):
+                reported = int(pg.get("reported_epoch", 0) or 0)
+                state = str(pg.get("state", ""))
+                if reported < step.epoch or "active" not in state.split("+"):
+                    settled = False
+                if reported < step.epoch:
+                    pgid = str(pg["pgid"])
+                    unreported.append(StuckPg(
+                        pgid, int(pgid.split(".")[0]),
+                        f"{state} as last reported at epoch {reported}, none since the "
+                        f"step's epoch {step.epoch}", tuple(int(o) for o in pg.get("up", [])),
+                        tuple(int(o) for o in pg.get("acting", [])), now - step.at))
+            self._step_read = (step, (settled, unreported))
+        return self._step_read[1]

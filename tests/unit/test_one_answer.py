@@ -1,0 +1,121 @@
+"""One admission, one answer: `pool set`, `plan`, `status` and the tick give
+every normal pool the same strategy and the same reason to stay isolated,
+and the shell's fact reader and admission step do what they say (the real
+module on harness/fake_mgr.py's stand-in for ceph-mgr)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from harness.fake_mgr import FakeCluster, make_module
+from mgr_sla.core.admission_facts import Placement
+from mgr_sla.core.state import Role, Strategy
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def ticks(m: Any, n: int) -> None:
+    for _ in range(n):
+        m.tick()
+        m._rules.wait(5)
+        m._admission.facts.limits.wait(5)
+        m._placer.move.sender.wait(5)
+
+
+def json_of(result: Any) -> Any:
+    assert result.retval == 0, result
+    return json.loads(result.stdout)
+
+
+def three_pools() -> tuple[FakeCluster, Any]:
+    """An urgent pool, a move pool that fits, a copy pool whose gain is under
+    min_gain, and an auto pool set last."""
+    cluster = FakeCluster()
+    cluster.add_pool(1, "fast", "sla_isolated_urgent")
+    for pid, name in ((2, "fits"), (3, "writes"), (4, "auto")):
+        cluster.add_pool(pid, name, "replicated_rule")
+    m = make_module(cluster, {}, {"min_dwell_secs": 0, "sustain_secs": 0, "step_wait_secs": 0})
+    m._rules.replace_check(lambda opts: None)
+    from mgr_sla.shell.commands_io import OutputFormat
+    assert m.cmd_pool_set("fast", role=Role.URGENT).retval == 0
+    assert m.cmd_pool_set("fits", role=Role.NORMAL, strategy=Strategy.MOVE).retval == 0
+    assert m.cmd_pool_set("writes", role=Role.NORMAL, strategy=Strategy.COPY).retval == 0
+    ticks(m, 2)
+    set_auto = json_of(m.cmd_pool_set("auto", role=Role.NORMAL, format=OutputFormat.JSON))
+    m.set_first = set_auto
+    return cluster, m
+
+
+def test_pool_set_plan_status_and_the_tick_agree_on_every_pool() -> None:
+    cluster, m = three_pools()
+    from mgr_sla.shell.commands_io import OutputFormat
+    ticks(m, 4)
+    status = json_of(m.cmd_status(format=OutputFormat.JSON))
+    plan = json_of(m.cmd_plan(format=OutputFormat.JSON))
+    assert status["mode"] == "shared"
+    costs = {c["name"]: c for c in plan["costs"]}
+    pools = {p["name"]: p for p in status["pools"] if p["role"] == "normal"}
+    assert set(costs) == set(pools) == {"fits", "writes", "auto"}
+    # pool set took the admission's choice, which plan and status show now
+    assert m.set_first["strategy"] == costs["auto"]["strategy"] == pools["auto"]["strategy"]
+    assert costs["auto"]["next_strategy"] == pools["auto"]["next_strategy"]
+    for name, pool in pools.items():
+        assert pool["kept_isolated"] == costs[name]["kept_isolated"], name
+        assert pool["gain"] == costs[name]["gain"], name
+        # the tick acted on the same result: kept pools on their isolated rule
+        on_shared = pool["rule"] != "sla_isolated_normal"
+        assert on_shared is (pool["kept_isolated"] is None), (name, pool)
+    assert "under min_gain" in (pools["writes"]["kept_isolated"] or "")
+    assert pools["fits"]["kept_isolated"] is None
+    assert costs["writes"]["recommended"] == "keep isolated"
+    assert costs["fits"]["recommended"] == "move"
+
+
+def test_the_fact_reader_sees_each_pools_placement_and_projection() -> None:
+    cluster, m = three_pools()
+    ticks(m, 4)
+    reader = m._admission.facts
+    with m._store.lock:
+        state = m._store.state()
+        maps = m._maps.last()
+        facts = reader.admission_facts(0.0, state, maps, m._settings)
+    pools = {p.name: p for p in facts.pools}
+    assert pools["fits"].placement is Placement.SHARED
+    assert sum(pools["fits"].live.values()) > 0  # its up sets on the urgent OSDs
+    assert pools["writes"].placement is Placement.ISOLATED and pools["writes"].live == {}
+    auto = pools["auto"]
+    # the planner's entries for an isolated pool that may move, in place of an estimate
+    assert auto.projections["move"].basis == "planned"
+    assert set(facts.urgent) == {1, 3, 5, 7}
+    assert all(u.limit is not None and u.limit.basis == "the OSD" for u in facts.urgent.values())
+    assert facts.mon.limit is None  # the fake mgr has no mon_max_pg_per_osd of its own
+
+
+def test_a_stuck_pg_with_an_urgent_osd_sends_its_pools_back_at_once() -> None:
+    """The check after the fact, on the live module: PGs of a shared pool stuck
+    activating with an urgent OSD send the pool back at the next tick, past
+    every gate, and status, plan and health name it."""
+    cluster, m = three_pools()
+    from mgr_sla.shell.commands_io import OutputFormat
+    ticks(m, 4)
+    assert cluster.rule_of(2) == "sla_shared"
+    cluster.pg_states = [{"state_name": "activating+undersized+degraded", "count": 1}]
+    reader = m._admission.facts
+    reader._inactive_since = {pg: -1e9 for pg in cluster.raw if pg.startswith("2.")}
+    ticks(m, 1)
+    assert cluster.rule_of(2) == "sla_isolated_normal"
+    status = json_of(m.cmd_status(format=OutputFormat.JSON))
+    fits = next(p for p in status["pools"] if p["name"] == "fits")
+    assert "not active for" in fits["kept_isolated"] and "with urgent osd." in \
+        fits["kept_isolated"]
+    assert "fits" in m.health["SLA_SHARING_FAULT"]["detail"][0]
+    assert status["mode"] == "shared"  # the others stay as they are
+    # the pool stays back, also once its PGs are active again, until the period ends
+    cluster.pg_states = [{"state_name": "active+clean", "count": len(cluster.raw)}]
+    ticks(m, 2)
+    assert cluster.rule_of(2) == "sla_isolated_normal"
+    plan = json_of(m.cmd_plan(format=OutputFormat.JSON))
+    assert "not active for" in next(c for c in plan["costs"]
+                                    if c["name"] == "fits")["kept_isolated"]

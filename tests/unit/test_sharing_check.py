@@ -1,0 +1,79 @@
+"""What sharing caused, checked after the fact: which pools go back at once."""
+from __future__ import annotations
+
+from mgr_sla.core.pg_slots import PgLimit
+from mgr_sla.core.sharing_check import (
+    STUCK_SECS,
+    SharingNow,
+    StuckPg,
+    UrgentOsdNow,
+    not_active_pools,
+    sharing_faults,
+    toofull_pools,
+)
+
+TIGHT = PgLimit(35, 1.0, "the OSD")
+URGENT = {1: UrgentOsdNow(20, TIGHT, 0.3), 3: UrgentOsdNow(20, TIGHT, 0.3)}
+NAMES = {7: "bulk", 9: "other", 2: "fast"}
+
+
+def now(**kw: object) -> SharingNow:
+    base: dict[str, object] = {"sharing": {7: frozenset({1}), 9: frozenset({3})},
+                               "names": NAMES, "urgent": URGENT,
+                               "managed": frozenset({2, 7, 9})}
+    base.update(kw)
+    return SharingNow(**base)  # type: ignore[arg-type]
+
+
+def test_nothing_wrong_sends_nothing_back() -> None:
+    assert sharing_faults(now()) == {}
+
+
+def test_a_pg_stuck_with_an_urgent_osd_sends_back_the_pools_on_that_osd() -> None:
+    """A PG of an urgent pool waiting for osd.1 (at its limit: it withholds the
+    replica) sends back the normal pools with PGs there, not the others."""
+    stuck = StuckPg("2.1a", 2, "activating+undersized+degraded", (1, 5), (5,), STUCK_SECS + 1)
+    faults = sharing_faults(now(stuck=[stuck], urgent={
+        1: UrgentOsdNow(34, TIGHT, 0.3), 3: UrgentOsdNow(20, TIGHT, 0.3)}))
+    assert list(faults) == [7]
+    assert "pg 2.1a not active for 6 s (activating+undersized+degraded)" in faults[7]
+    assert "osd.1 holds 34 PGs, limit 35" in faults[7]
+    # a few seconds of peering is not stuck; an unmanaged pool's PG is not ours
+    young = StuckPg("2.1a", 2, "peering", (1,), (1,), STUCK_SECS - 1)
+    theirs = StuckPg("4.0", 4, "peering", (1,), (1,), 60.0)
+    assert sharing_faults(now(stuck=[young, theirs])) == {}
+
+
+def test_a_stuck_pg_of_a_shared_pool_sends_it_back_even_where_its_osds_are_unknown() -> None:
+    stuck = StuckPg("9.3", 9, "activating", (3, 0), (0,), 30.0)
+    faults = sharing_faults(now(stuck=[stuck], sharing={7: None, 9: frozenset({3})}))
+    assert set(faults) == {7, 9}  # 7's OSDs are not known: it may be on osd.3
+
+
+def test_an_urgent_osd_at_its_limit_sends_back_the_pools_on_it() -> None:
+    full = {1: UrgentOsdNow(35, TIGHT, 0.3), 3: UrgentOsdNow(34, TIGHT, 0.3)}
+    faults = sharing_faults(now(urgent=full))
+    assert list(faults) == [7] and "osd.1 holds 35 PGs, limit 35" in faults[7]
+    assert "it creates no more PGs" in faults[7]
+
+
+def test_withheld_pgs_and_a_full_urgent_osd_send_every_pool_back() -> None:
+    faults = sharing_faults(now(withheld="Ceph reports PENDING_CREATING_PGS"))
+    assert set(faults) == {7, 9} and "PENDING_CREATING_PGS" in faults[9]
+    past = {1: UrgentOsdNow(20, TIGHT, 0.9), 3: UrgentOsdNow(20, TIGHT, 0.86)}
+    faults = sharing_faults(now(urgent=past, nearfull_ratio=0.85))
+    assert set(faults) == {7, 9}
+    assert "osd.1 of the urgent region is 90% full, past nearfull_ratio 85% " \
+           "(2 urgent OSDs past it)" == faults[7]
+
+
+def test_toofull_pgs_send_back_their_own_pool_only() -> None:
+    by_pool = {"7": {"active+clean": 10},
+               "9": {"active+undersized+degraded+remapped+backfill_toofull": 2,
+                     "active+clean": 30},
+               "11": {"active+recovery_toofull+degraded": 1}}
+    assert toofull_pools(by_pool) == {9, 11}
+    faults = sharing_faults(now(toofull=toofull_pools(by_pool)))
+    assert list(faults) == [9] and "backfill_toofull" in faults[9]
+    assert not_active_pools({"7": {"activating": 1}, "9": {"active+clean": 3},
+                             "4": {"peering": 2}}, frozenset({7, 9})) == {7}
