@@ -135,6 +135,9 @@ class FakeCluster:
         self.osd_pgs: dict[int, int] = {}  # osd_stats num_pgs (unset: 0)
         self.pool_sums: list[dict[str, Any]] = []  # pg_dump pool_stats entries
         self.ceph_checks: dict[str, Any] = {}  # Ceph's own health checks
+        # PGs whose stats still show these OSDs (a primary that never reported
+        # since the map changed): pg_dump's `up` for them
+        self.stale_up: dict[str, list[int]] = {}
         # what each OSD answers to `config get` (unset: Pacific's defaults)
         self.osd_config: dict[int, dict[str, float]] = {}
         self.perf_queries: set[int] = set()
@@ -266,7 +269,8 @@ class FakeCluster:
             return {"pg_stats": self.get("pg_dump")["pg_stats"]}
         if what == "pg_dump":
             state = str(self.pg_states[0]["state_name"])  # every PG alike, as pg_summary
-            return {"pg_stats": [{"pgid": pg, "state": state, "up": self.up_set(pg),
+            return {"pg_stats": [{"pgid": pg, "state": state,
+                                  "up": self.stale_up.get(pg) or self.up_set(pg),
                                   "acting": self.up_set(pg), "stat_sum": {"num_bytes": 4096},
                                   "reported_epoch": self.epoch}
                                  for pg in sorted(self.raw)],

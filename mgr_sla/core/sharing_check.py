@@ -12,7 +12,8 @@ keeps them isolated for the rest of the shared period:
   OSD may have touched its limit while data moved): that pool. A PG whose
   primary has not reported since the step that shared its pool counts as
   stuck too (its stats may still say active+clean with the old OSDs, while
-  its I/O waits for the new primary, which withheld it);
+  its I/O waits for the new primary, which withheld it: its stats keep other
+  OSDs than the map gives it);
 - an urgent OSD at the most PGs it holds (it creates no more): the pools
   with PGs on it;
 - Ceph's PENDING_CREATING_PGS: every pool sharing (which OSD is not said);
@@ -27,9 +28,18 @@ from dataclasses import dataclass, field
 
 from .pg_slots import PgLimit
 
-# "not active for more than a few seconds": peering after a switch takes about
-# a second per PG interval here; an OSD withholding a PG keeps it for ever
-STUCK_SECS = 5.0
+# "not active for more than a few seconds": peering after a switch takes a second
+# or two, several on a loaded machine (5 s was seen in the suite); an OSD
+# withholding a PG keeps it inactive for ever
+STUCK_SECS = 20.0
+# A PG an OSD withheld at its limit may stay stuck after the OSD has room again:
+# measured on Pacific and Tentacle, with data to backfill, raising the limit left
+# 40 PGs activating for minutes, and `ceph pg repeer` freed each within seconds.
+# Once the pools involved went back, a PG still stuck this long with an urgent
+# OSD is re-peered, each at most every REPEER_EVERY_SECS, REPEER_MAX a tick.
+REPEER_SECS = 20.0
+REPEER_EVERY_SECS = 60.0
+REPEER_MAX = 16
 TOOFULL_STATES = frozenset({"backfill_toofull", "recovery_toofull"})
 
 
@@ -133,6 +143,20 @@ def osd_faults(now: SharingNow) -> dict[int, str]:
           "its PGs are backfill_toofull/recovery_toofull: the placement sharing needs does "
           "not fit")
     return faults
+
+
+def to_repeer(now: SharingNow, sent_back: bool, last: Mapping[str, float], clock: float
+              ) -> list[str]:
+    """The PGs to re-peer: only once the module sent pools back (what it
+    undoes), each stuck REPEER_SECS with an urgent OSD in its sets, not
+    re-peered in the last REPEER_EVERY_SECS; the longest stuck first."""
+    if not sent_back:
+        return []
+    due = [pg for pg in now.stuck
+           if pg.secs >= REPEER_SECS and pg.pool_id in now.managed
+           and (set(pg.up) | set(pg.acting)) & set(now.urgent)
+           and clock - last.get(pg.pgid, -REPEER_EVERY_SECS) >= REPEER_EVERY_SECS]
+    return [pg.pgid for pg in sorted(due, key=lambda p: (-p.secs, p.pgid))][:REPEER_MAX]
 
 
 def toofull_pools(by_pool: Mapping[str, Mapping[str, int]]) -> frozenset[int]:

@@ -27,7 +27,13 @@ from ..core.maps import MapSnapshot
 from ..core.models.registry import AUTO_ORDER, auto_role
 from ..core.settings import Settings
 from ..core.sharing import placing_by_design, sharing_health
-from ..core.sharing_check import osd_faults, sharing_faults
+from ..core.sharing_check import (
+    REPEER_EVERY_SECS,
+    SharingNow,
+    osd_faults,
+    sharing_faults,
+    to_repeer,
+)
 from ..core.state import ModuleState, PoolRole, Role, Strategy
 from ..core.strategy_choice import StrategyChoice
 from ..core.tick import PoolChange
@@ -60,6 +66,7 @@ class AdmissionStep:
         self._since: dict[int, tuple[str, float]] = {}
         self._refused_drops: dict[int, str] = {}  # copy pools the mon would not let go
         self._osd_faults: tuple[Any, dict[int, str]] = (None, {})
+        self._repeered: dict[str, float] = {}  # pgid -> when the module re-peered it
 
     # ---- once per refresh ----------------------------------------------------
     def refresh(self, now: float, state: ModuleState, maps: MapSnapshot, settings: Settings,
@@ -166,6 +173,7 @@ class AdmissionStep:
         faults = sharing_faults(facts, self._osd_faults[1])
         faults = {p: why for p, why in faults.items()
                   if p not in copy.sent_back and p in copy.roles}
+        self._repeer(now, facts, bool(copy.sent_back or faults))
         if not faults:
             return
         with store.lock:
@@ -177,6 +185,18 @@ class AdmissionStep:
                 message = f"sla: pool {name} goes back to isolated now: {why}"
                 self._mgr.log.warning(message)
                 self._mgr.cluster_log(message)
+
+    def _repeer(self, now: float, facts: SharingNow, sent_back: bool) -> None:
+        """PGs still stuck with an urgent OSD once the pools went back: an OSD
+        that withheld them may not take them up again by itself."""
+        pgs = to_repeer(facts, sent_back, self._repeered, now)
+        for pgid in pgs:
+            rc, _, err = self._mgr.mon({"prefix": "pg repeer", "pgid": pgid})
+            self._repeered[pgid] = now
+            self._mgr.log.warning("sla: pg %s stuck with an urgent OSD since its pool went "
+                                  "back: re-peered (%s)", pgid, "done" if rc == 0 else err)
+        self._repeered = {pg: t for pg, t in self._repeered.items()
+                          if now - t < REPEER_EVERY_SECS}
 
     def fold(self, now: float, periods: Mapping[int, PoolPeriod], roles: Mapping[int, PoolRole],
              urgent_iops: float | None, settings: Settings) -> None:

@@ -44,8 +44,9 @@ from .osd_limits import OsdLimits
 from .shared_mapping import SharedMappings
 
 SLOW_READ_SECS = 30.0  # df and the OSDs' fill change slowly
-# a step's PGs report within a stats period or two of its epoch; one whose
-# primary has not after this long does not serve it (it withheld the PG)
+# a PG a step remapped reports its new OSDs within a stats period or two;
+# one whose stats still show others after this long is not served by its new
+# primary (it withheld the PG, and the old stats say active+clean)
 UNREPORTED_SECS = 30.0
 STATS_SECS = 5.0  # the OSDs report their PGs every mgr_stats_period
 PLAN_CACHE_MAX = 1 << 20
@@ -100,6 +101,7 @@ class FactReader:
         self._inactive_since: dict[str, float] = {}
         self._step_read: tuple[Any, tuple[bool, list[StuckPg]]] = (None, (True, []))
         self._step_at = -STATS_SECS  # when the last step's PGs were last read
+        self._unreported_since: dict[str, float] = {}
         self._urgent: tuple[Any, dict[int, UrgentOsdNow]] = (None, {})
         self.withheld: str | None = None  # as read this tick
         self.progress: list[SharingProgress] = []  # the sharing pools' copies, at the refresh
@@ -309,9 +311,9 @@ class FactReader:
         managed = frozenset(state.roles)
         stuck = self._stuck(now, not_active_pools(by_pool, managed))
         step = state.last_step
-        if step is not None and now - step.at >= UNREPORTED_SECS:
+        if step is not None:
             stuck += [pg for pg in self._step_pgs(step, now)[1]
-                      if pg.pgid not in {s.pgid for s in stuck}]
+                      if pg.secs >= UNREPORTED_SECS and pg.pgid not in {s.pgid for s in stuck}]
         return SharingNow(sharing, {p: maps.view.pools[p].name for p in sharing},
                           self._urgent_now(maps) if sharing else {}, stuck, self.withheld,
                           maps.nearfull_ratio, toofull_pools(by_pool), managed)
@@ -352,28 +354,41 @@ class FactReader:
         return out
 
     def step_settled(self, step: StepRecord, now: float) -> bool:
-        """Every PG of the last step's pools reported active at or after the
-        step's own OSD map epoch (a stats period after a step, the PG states
-        may still predate it)."""
+        """Every PG of the last step's pools reported active on the OSDs the
+        map gives it now (a stats period after a step, the PG states may still
+        predate it)."""
         return self._step_pgs(step, now)[0]
 
     def _step_pgs(self, step: StepRecord, now: float) -> tuple[bool, list[StuckPg]]:
-        """(the step settled, its PGs not reported since its epoch), read once
-        a stats period (the OSDs report no faster)."""
-        if self._step_read[0] != step or now - self._step_at >= STATS_SECS:
-            self._step_at = now
-            settled, unreported = True, []
-            for pg in pool_pg_stats(self._mgr.get("pg_stats"), step.pools):
-                reported = int(pg.get("reported_epoch", 0) or 0)
-                state = str(pg.get("state", ""))
-                if reported < step.epoch or "active" not in state.split("+"):
-                    settled = False
-                if reported < step.epoch:
-                    pgid = str(pg["pgid"])
-                    unreported.append(StuckPg(
-                        pgid, int(pgid.split(".")[0]),
-                        f"{state} as last reported at epoch {reported}, none since the "
-                        f"step's epoch {step.epoch}", tuple(int(o) for o in pg.get("up", [])),
-                        tuple(int(o) for o in pg.get("acting", [])), now - step.at))
-            self._step_read = (step, (settled, unreported))
+        """(the step settled, its PGs whose stats still show other OSDs than
+        the map gives them, for UNREPORTED_SECS), read once a stats period (the
+        OSDs report no faster). A PG whose mapping the step did not change may
+        report nothing new (its stats are republished only when they change, or
+        every osd_pg_stat_report_interval_max): the up set, not the epoch, says
+        whether it reported since."""
+        if self._step_read[0] == step and now - self._step_at < STATS_SECS:
+            return self._step_read[1]
+        self._step_at = now
+        osdmap = self._mgr.get_osdmap()
+        up: dict[str, list[int]] = {}
+        for pid in step.pools:
+            up.update(osdmap.map_pool_pgs_up(pid))
+        settled, unreported = True, []
+        since: dict[str, float] = {}
+        for pg in pool_pg_stats(self._mgr.get("pg_stats"), step.pools):
+            pgid, state = str(pg["pgid"]), str(pg.get("state", ""))
+            reported = [int(o) for o in pg.get("up", [])]
+            if "active" not in state.split("+"):
+                settled = False
+            if pgid not in up or sorted(up[pgid]) == sorted(reported):
+                continue
+            settled = False
+            first = since[pgid] = self._unreported_since.get(pgid, now)
+            unreported.append(StuckPg(
+                pgid, int(pgid.split(".")[0]),
+                f"{state} on {reported} as last reported (epoch "
+                f"{int(pg.get('reported_epoch', 0) or 0)}), the map has {up[pgid]}",
+                tuple(up[pgid]), tuple(int(o) for o in pg.get("acting", [])), now - first))
+        self._unreported_since = since
+        self._step_read = (step, (settled, unreported))
         return self._step_read[1]

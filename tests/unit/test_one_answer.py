@@ -119,3 +119,25 @@ def test_a_stuck_pg_with_an_urgent_osd_sends_its_pools_back_at_once() -> None:
     plan = json_of(m.cmd_plan(format=OutputFormat.JSON))
     assert "not active for" in next(c for c in plan["costs"]
                                     if c["name"] == "fits")["kept_isolated"]
+
+
+def test_a_step_settles_once_its_pgs_report_the_osds_the_map_gives_them() -> None:
+    """The next step toward shared waits for the last one's PGs; a PG whose
+    stats still show other OSDs than the map (its new primary withheld it: the
+    old stats say active+clean) keeps it waiting, and after UNREPORTED_SECS
+    counts as stuck: the check after the fact sends its pool back."""
+    from mgr_sla.core.state import StepRecord
+    from mgr_sla.shell.facts import STATS_SECS, UNREPORTED_SECS
+    cluster, m = three_pools()
+    ticks(m, 4)
+    reader = m._admission.facts
+    step = StepRecord(1000.0, cluster.epoch, (2,))
+    assert reader.step_settled(step, 1000.0)
+    cluster.stale_up = {"2.1": [0, 2, 4]}  # what the PG reported before the step
+    assert not reader.step_settled(step, 1000.0 + STATS_SECS)
+    later = 1000.0 + STATS_SECS + UNREPORTED_SECS
+    unreported = reader._step_pgs(step, later)[1]
+    assert [(pg.pgid, pg.secs) for pg in unreported] == [("2.1", UNREPORTED_SECS)]
+    assert "as last reported" in unreported[0].state
+    cluster.stale_up = {}
+    assert reader.step_settled(step, later + STATS_SECS)

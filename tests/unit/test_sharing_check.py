@@ -9,6 +9,7 @@ from mgr_sla.core.sharing_check import (
     UrgentOsdNow,
     not_active_pools,
     sharing_faults,
+    to_repeer,
     toofull_pools,
 )
 
@@ -36,7 +37,8 @@ def test_a_pg_stuck_with_an_urgent_osd_sends_back_the_pools_on_that_osd() -> Non
     faults = sharing_faults(now(stuck=[stuck], urgent={
         1: UrgentOsdNow(34, TIGHT, 0.3), 3: UrgentOsdNow(20, TIGHT, 0.3)}))
     assert list(faults) == [7]
-    assert "pg 2.1a not active for 6 s (activating+undersized+degraded)" in faults[7]
+    assert f"pg 2.1a not active for {STUCK_SECS + 1:.0f} s (activating+undersized+degraded)" \
+        in faults[7]
     assert "osd.1 holds 34 PGs, limit 35" in faults[7]
     # a few seconds of peering is not stuck; an unmanaged pool's PG is not ours
     young = StuckPg("2.1a", 2, "peering", (1,), (1,), STUCK_SECS - 1)
@@ -77,3 +79,16 @@ def test_toofull_pgs_send_back_their_own_pool_only() -> None:
     assert list(faults) == [9] and "backfill_toofull" in faults[9]
     assert not_active_pools({"7": {"activating": 1}, "9": {"active+clean": 3},
                              "4": {"peering": 2}}, frozenset({7, 9})) == {7}
+
+
+def test_pgs_still_stuck_once_the_pools_went_back_are_re_peered_now_and_then() -> None:
+    """An OSD that withheld a PG at its limit may not take it up again when it
+    has room: what the module undoes is re-peered, and only that."""
+    old = StuckPg("2.7", 2, "activating+remapped", (1, 4), (4, 6), 25.0)
+    young = StuckPg("2.8", 2, "activating+remapped", (1, 4), (4, 6), 10.0)
+    hdd = StuckPg("2.9", 2, "activating", (4, 6), (4, 6), 60.0)
+    stuck = now(stuck=[young, old, hdd])
+    assert to_repeer(stuck, False, {}, 100.0) == []  # nothing sent back: not ours to undo
+    assert to_repeer(stuck, True, {}, 100.0) == ["2.7"]
+    assert to_repeer(stuck, True, {"2.7": 90.0}, 100.0) == []  # once a minute at most
+    assert to_repeer(stuck, True, {"2.7": 30.0}, 100.0) == ["2.7"]
