@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import json
 import random
+import re
 from typing import Any
 
 from harness.fake_mgr import apply_upmap_command, upmapped
@@ -36,6 +37,8 @@ class ScaledCluster:
         self.commands: list[dict[str, Any]] = []
         self.upmaps: dict[str, list[tuple[int, int]]] = {}
         self.perf_queries: set[int] = set()
+        self.weight_sets: set[int] = {1, 2}  # pools with a weight set installed
+        self.perf_regex = re.compile("^(.*)$")  # the last query's pool_id regex
         self.rules = {"replicated_rule": 0, "sla_isolated_normal": 1,
                       "sla_isolated_urgent": 2, "sla_shared": 3, "sla_hybrid": 4}
         # the balancer module's options, as `ceph config` holds them (make_module
@@ -76,6 +79,12 @@ class ScaledCluster:
     # -- the mgr's getters ------------------------------------------------------
     def get(self, what: str) -> Any:
         self.gets[what] = self.gets.get(what, 0) + 1
+        self.build()
+        return self._dumps[what]
+
+    def build(self) -> None:
+        """The dumps of this epoch, built once (the benchmark builds them
+        before it times a tick: in ceph-mgr they are the mgr's own work)."""
         if self._dumps_epoch != self.epoch:
             self._dumps = self._build()
             self._dumps_epoch = self.epoch
@@ -83,7 +92,6 @@ class ScaledCluster:
             # outside the module's interpreter and its garbage collector;
             # frozen here so the collector does not walk them either.
             gc.freeze()
-        return self._dumps[what]
 
     def _build(self) -> dict[str, Any]:
         stats = []
@@ -149,7 +157,8 @@ class ScaledCluster:
             "buckets": buckets,
             "rules": [{"rule_id": i, "rule_name": n, "steps": steps}
                       for n, i in self.rules.items()],
-            "choose_args": {"1": [], "2": []},
+            # the managed pools' weight sets, as `sla rules apply` would leave them
+            "choose_args": {str(p): [] for p in sorted(self.weight_sets)},
         }
 
     def up_set(self, pgid: str) -> list[int]:
@@ -216,18 +225,23 @@ class ScaledCluster:
         """Replaced by make_module: the mgr's notify('osd_map')."""
 
     def add_perf_query(self, query: dict[str, Any]) -> int:
-        self.perf_queries.add(1)
-        return 1
+        """Its pool_id regex is honoured, as the OSDs do."""
+        query_id = max(self.perf_queries, default=0) + 1
+        self.perf_queries.add(query_id)
+        self.perf_regex = re.compile(str(query["key_descriptor"][0]["regex"]))
+        return query_id
 
     def perf_counters(self, query_id: int) -> dict[str, Any]:
-        """Every pool but the urgent one is busy: an entry per pool each read,
-        the heavy case for the module's parsing (the urgent pool stays quiet,
-        so the mode does not change under the benchmark)."""
+        """Every pool but the urgent one is busy (the urgent pool stays quiet,
+        so the mode does not change under the benchmark); an entry per pool the
+        query's regex names, each read."""
         for pool in self.ops:
             if pool != 2:
                 self.ops[pool] += 50
         out = []
         for pool, ops in self.ops.items():
+            if not self.perf_regex.match(str(pool)):
+                continue  # the OSDs report the query's pools only
             delta, self.seen[pool] = ops - self.seen[pool], ops
             if delta:  # a pool with no op in the period has no entry
                 out.append({"k": [[str(pool)]], "c": [[delta, 0], [0, 0], [delta * 10**6, delta],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import types
 from collections.abc import Callable
@@ -141,6 +142,7 @@ class FakeCluster:
         # what each OSD answers to `config get` (unset: Pacific's defaults)
         self.osd_config: dict[int, dict[str, float]] = {}
         self.perf_queries: set[int] = set()
+        self.perf_regex: dict[int, str] = {}  # query id -> its pool_id regex
         self.perf_seen: dict[int, int] = {}
         self.pool_bytes = 0
         # (pool, var) -> the error the mon gives to `osd pool set` of it
@@ -172,15 +174,21 @@ class FakeCluster:
         """Set by make_module: the mgr's notify('osd_map') on a new epoch."""
 
     def add_perf_query(self, query: dict[str, Any]) -> int:
-        self.perf_queries.add(len(self.perf_queries) + 1)
-        return len(self.perf_queries)
+        """A query whose pool_id regex the counters then honour, as the OSDs do."""
+        query_id = max(self.perf_queries, default=0) + 1
+        self.perf_queries.add(query_id)
+        self.perf_regex[query_id] = str(query["key_descriptor"][0]["regex"])
+        return query_id
 
     def perf_counters(self, query_id: int) -> dict[str, Any] | None:
         """Ops per pool since the previous read, 1 ms each (`reads` of them reads)."""
         if query_id not in self.perf_queries:
             return None
         out = []
+        wanted = re.compile(self.perf_regex.get(query_id, "^(.*)$"))
         for pool, ops in self.ops.items():
+            if not wanted.match(str(pool)):
+                continue
             delta = ops - self.perf_seen.get(pool, 0)
             self.perf_seen[pool] = ops
             reads = min(delta, self.reads.get(pool, 0) - self.reads_seen.get(pool, 0))

@@ -64,13 +64,14 @@ class Module(MgrModule):
         # itself) may provide the module's methods after __init__
         mgr = self._port = ModulePort(self)
         self._store = StateStore(mgr, self._health)
-        self._maps = MapReader(mgr.get)
+        self._maps = MapReader(mgr.get, mgr.get_osdmap)
         self._activity = PoolActivity(mgr)
         self._tracker = SwitchTracker(mgr)
         self._rules = RulesVerifier(mgr)
-        self._placer = Placer(mgr.mon, mgr.get_osdmap, self.log, self._health,
+        self._placer = Placer(mgr.mon, self._maps.up_sets, self.log, self._health,
                                  lambda: self._settings.failure_domain)
-        self._admission = AdmissionStep(mgr, self._health, self._activity.read_fraction)
+        self._admission = AdmissionStep(mgr, self._health, self._activity.read_fraction,
+                                        self._maps.up_sets)
         self._balancer = BalancerGuard(mgr, self._health)
         self._pools = PoolCommands(mgr, self._store, self._maps, self._placer, self._rules,
                                    lambda: self._settings, self._balancer.release,

@@ -201,13 +201,13 @@ def admit(facts: AdmissionFacts) -> Admission:
             MODELS[pool.role.strategy].refusal(pool.isolated_info),
             target(pool.role, Mode.SHARED), sharing, pool.placement, pool.isolated_info,
             pool.live, r, basis, known)
-    lost, _ = after_losing(load.pgs, facts.urgent)
+    lost, _ = after_losing(load.pgs, facts.urgent, load.admits)
     over = tuple((o, n, limit.admit) for o, n in sorted(lost.items())
                  if (limit := facts.urgent[o].limit) is not None and n > limit.admit)
     off_isolated = [p for p in facts.pools if p.placement is not Placement.ISOLATED]
     fill = load.fullest(load.bytes)
     return Admission(
-        out, check_slots(load.pgs, facts.urgent), over, load.budget,
+        out, check_slots(load.pgs, facts.urgent, load.admits), over, load.budget,
         fill[1] if fill else None,
         normal_fill_after(sum(costs[p.pool_id][p.role.strategy.value].bytes_to_isolated
                               for p in off_isolated), cap),

@@ -2,14 +2,16 @@
 reads them once per refresh (shell/facts.py)."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from .cluster import PoolInfo
 from .decision import Mode
 from .gain import MeasuredGain
-from .models.registry import isolated_size
+from .maps import MapSnapshot
+from .models.registry import isolated_size, target
 from .mon_projection import PoolPgs
 from .pg_slots import UrgentOsd
 from .settings import Settings
@@ -100,3 +102,30 @@ class AdmissionFacts:
     # pools the module sent back in this shared period, and why (sharing_check)
     sent_back: Mapping[int, str] = field(default_factory=dict)
     withheld: str | None = None  # Ceph reports PGs withheld (PENDING_CREATING_PGS)
+
+
+def placement_of(role: PoolRole, info: PoolInfo, rule: str, maps: MapSnapshot) -> Placement:
+    """Where a normal pool is, by the map: its isolated placement (rule, size
+    and no entry of ours on an urgent OSD), its shared one, or in between."""
+    urgent = {o for o, p in maps.regions.osds.items() if p.cls == maps.regions.urgent_class}
+    on_urgent = any(to in urgent for pairs in maps.upmap_items.get(info.pool_id, {}).values()
+                    for _, to in pairs)
+    isolated, shared = target(role, Mode.ISOLATED), target(role, Mode.SHARED)
+    if rule == isolated.rule and isolated.size in (None, info.size) and not on_urgent:
+        return Placement.ISOLATED
+    if rule == shared.rule and shared.size in (None, info.size):
+        return Placement.SHARED
+    return Placement.MOVING
+
+
+def per_osd(up_sets: Iterable[Sequence[int]], osds: frozenset[int] | set[int]) -> dict[int, int]:
+    """Per OSD of `osds`, the PGs with a replica on it (an up set holds an OSD
+    once: one twice is a placement fault, counted once)."""
+    counts = Counter(o for up in up_sets for o in up if o in osds)
+    return dict(counts)
+
+
+def largest_domain(maps: MapSnapshot) -> int:
+    """The in OSDs of the largest failure domain (every class)."""
+    per = Counter(p.domain for p in maps.regions.osds.values() if p.present)
+    return max(per.values(), default=0)

@@ -13,7 +13,7 @@ from .decision import Mode
 from .gain import ExpectedGain
 from .models.registry import MODELS, with_strategy
 from .mon_projection import SizeRaise, size_refusals
-from .pg_slots import SlotCheck, check_slots, spread
+from .pg_slots import SlotCheck, admits_of, check_slots, spread
 from .state import Strategy
 from .strategy_choice import StrategyOption
 from .switch_cost import SwitchCost
@@ -55,6 +55,7 @@ class UrgentLoad:
                     if osd in self.pgs:
                         self.pgs[osd] = max(0, self.pgs[osd] - n)
         self.unreported = tuple(sorted(o for o, u in facts.urgent.items() if u.pgs is None))
+        self.admits = admits_of(facts.urgent)  # each OSD's, once an admission
         self.budget = write_budget(list(facts.history), facts.now,
                                    facts.settings.max_urgent_drive_writes,
                                    facts.capacity.urgent_total_bytes)
@@ -110,7 +111,7 @@ def verdict(pool: NormalPool, kind: Strategy, cost: SwitchCost, gain: ExpectedGa
     on_it = sharing and kind is pool.role.strategy
     pgs, basis = _projection(pool, kind, facts)
     counts, used = load.with_pool(pgs, bytes_per_pg(pool), on_it)
-    slots = check_slots(counts, facts.urgent)
+    slots = check_slots(counts, facts.urgent, load.admits)
     space = load.fullest(used)
     blocked = MODELS[kind].refusal(pool.isolated_info)
     if blocked is None and cost.time_to_isolation_secs > s.max_isolation_secs:

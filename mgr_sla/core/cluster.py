@@ -3,6 +3,7 @@
 parsing is unit-tested without Ceph."""
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -115,7 +116,15 @@ class ClusterView:
         return next((n for n, i in self.rules.items() if i == rule_id), f"rule {rule_id}")
 
     def osds_of_class(self, cls: str) -> frozenset[int]:
-        return frozenset(o for o, c in self.device_class.items() if c == cls)
+        return self._by_class.get(cls, frozenset())
+
+    @functools.cached_property
+    def _by_class(self) -> dict[str, frozenset[int]]:
+        """Each class's OSDs, worked out once per converted map (asked every tick)."""
+        out: dict[str, set[int]] = {}
+        for osd, cls in self.device_class.items():
+            out.setdefault(cls, set()).add(osd)
+        return {c: frozenset(osds) for c, osds in out.items()}
 
 
 def cluster_view(osd_map: Mapping[str, Any], crush: Mapping[str, Any]) -> ClusterView:

@@ -19,7 +19,8 @@ out (`domain_osds`), so the module never shares a copy it could not drop.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import NamedTuple
 
 # releases whose mon counts cluster-wide; Quincy changed within its series
 # (17.2.6), so both counts apply to it
@@ -27,8 +28,7 @@ CLUSTER_WIDE = frozenset({"luminous", "mimic", "nautilus", "octopus", "pacific"}
 PER_RULE_FROM_START = frozenset({"reef", "squid", "tentacle", "umbrella"})
 
 
-@dataclass(frozen=True)
-class PoolPgs:
+class PoolPgs(NamedTuple):
     pool_id: int
     pg_num: int  # pg_num_target: what the mon counts
     size: int
@@ -71,7 +71,7 @@ def size_refusals(pools: Sequence[PoolPgs], raises: Sequence[SizeRaise], limit: 
         current = now.get(step.pool_id)
         if current is None:
             continue
-        trial = {**now, step.pool_id: replace(current, size=step.size, rule_id=step.rule_id)}
+        trial = {**now, step.pool_id: current._replace(size=step.size, rule_id=step.rule_id)}
         why = None
         if cluster_wide:
             why = _over(trial.values(), limit, in_osds, "in OSDs")

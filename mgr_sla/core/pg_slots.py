@@ -18,10 +18,10 @@ pool is admitted only with room to spare: no OSD past `PgLimit.admit`.
 """
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 # CRUSH draws each PG's urgent replica by weight: an estimate from the mean
 # alone would be short on half the OSDs. 3 sigmas: about 1 OSD in 700 above.
@@ -32,9 +32,10 @@ MARGIN_SIGMAS = 3.0
 HARD_SPARE = 0.9
 
 
-@dataclass(frozen=True)
-class PgLimit:
-    """The PG limit of one OSD, as that OSD runs with it."""
+class PgLimit(NamedTuple):
+    """The PG limit of one OSD, as that OSD runs with it (tuples of plain
+    values here and below: thousands live between ticks, and the garbage
+    collector skips them)."""
 
     max_per_osd: int  # mon_max_pg_per_osd
     hard_ratio: float  # osd_max_pg_per_osd_hard_ratio
@@ -48,7 +49,7 @@ class PgLimit:
     @property
     def admit(self) -> int:
         """The most PGs the module lets shared mode put there."""
-        return _admit(self.max_per_osd, self.hard_ratio)
+        return max(0, min(self.max_per_osd, math.floor(self.hard * HARD_SPARE)))
 
     def describe(self, osd: int) -> str:
         """What the limit is, for a reason an operator reads."""
@@ -62,8 +63,7 @@ class PgLimit:
                 f"{self.hard_ratio:g} {runs})")
 
 
-@dataclass(frozen=True)
-class UrgentOsd:
+class UrgentOsd(NamedTuple):
     """One urgent OSD that is in: where it sits and what it holds."""
 
     weight: float
@@ -87,7 +87,8 @@ def spread(replicas: int, urgent: Mapping[int, UrgentOsd]) -> dict[int, int]:
     return out
 
 
-def after_losing(counts: Mapping[int, int], urgent: Mapping[int, UrgentOsd]
+def after_losing(counts: Mapping[int, int], urgent: Mapping[int, UrgentOsd],
+                 admits: Mapping[int, int | None] | None = None
                  ) -> tuple[dict[int, int], int | None]:
     """Each urgent OSD's PGs once the worst urgent failure domain to lose is
     lost (its PGs spread over the other urgent OSDs by weight; the worst is
@@ -99,6 +100,7 @@ def after_losing(counts: Mapping[int, int], urgent: Mapping[int, UrgentOsd]
     can be the worst: the largest x (worst for every OSD outside it) and the
     next largest (worst for the OSDs inside the first): two passes over the
     OSDs, not one per domain (1,000 hosts)."""
+    admits = admits_of(urgent) if admits is None else admits
     weights: dict[int, float] = {}
     moved: dict[int, int] = {}
     for osd, place in urgent.items():
@@ -115,23 +117,22 @@ def after_losing(counts: Mapping[int, int], urgent: Mapping[int, UrgentOsd]
         rest = total - weights[lost]
         after = {o: counts.get(o, 0) + math.ceil(moved[lost] * p.weight / rest)
                  for o, p in urgent.items() if p.domain != lost}
-        key = max((_fullness(n, urgent[o].limit), n) for o, n in after.items())
+        key = max((_fullness(n, admits[o]), n) for o, n in after.items())
         if worst_key is None or key > worst_key:
             worst, worst_key = (after, lost), key
     return worst
 
 
-@functools.lru_cache(maxsize=1024)
-def _admit(max_per_osd: int, hard_ratio: float) -> int:
-    hard = math.ceil(max_per_osd * hard_ratio)
-    return max(0, min(max_per_osd, math.floor(hard * HARD_SPARE)))
+def admits_of(urgent: Mapping[int, UrgentOsd]) -> dict[int, int | None]:
+    """Each OSD's PGs admitted (None: no limit known), worked out once a call."""
+    return {o: (u.limit.admit if u.limit is not None else None) for o, u in urgent.items()}
 
 
-def _fullness(pgs: int, limit: PgLimit | None) -> float:
+def _fullness(pgs: int, admit: int | None) -> float:
     """PGs over the ones the OSD admits (0 without a limit known)."""
-    if limit is None:
+    if admit is None:
         return 0.0
-    return pgs / limit.admit if limit.admit else math.inf
+    return pgs / admit if admit else math.inf
 
 
 @dataclass(frozen=True)
@@ -155,17 +156,20 @@ class SlotCheck:
                 f"{self.limit.describe(self.osd)}")
 
 
-def check_slots(counts: Mapping[int, int], urgent: Mapping[int, UrgentOsd]) -> SlotCheck | None:
+def check_slots(counts: Mapping[int, int], urgent: Mapping[int, UrgentOsd],
+                admits: Mapping[int, int | None] | None = None) -> SlotCheck | None:
     """The urgent OSD furthest over (or nearest to) its limit once the worst
-    failure domain is lost; None without an urgent OSD."""
-    projected, lost = after_losing(counts, urgent)
+    failure domain is lost; None without an urgent OSD. `admits`: admits(urgent)
+    when the caller keeps it."""
+    admits = admits_of(urgent) if admits is None else admits
+    projected, lost = after_losing(counts, urgent, admits)
     if not projected:
         return None
 
     def key(item: tuple[int, int]) -> tuple[float, int, int]:
         osd, n = item
-        return _fullness(n, urgent[osd].limit), n, -osd
-    osd, pgs = max(sorted(projected.items()), key=key)
+        return _fullness(n, admits[osd]), n, -osd
+    osd, pgs = max(projected.items(), key=key)
     return SlotCheck(osd, pgs, urgent[osd].limit, lost)
 
 

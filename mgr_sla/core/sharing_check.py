@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .pg_slots import PgLimit
 
@@ -53,8 +54,7 @@ class StuckPg:
     secs: float  # not active this long, by the module's clock
 
 
-@dataclass(frozen=True)
-class UrgentOsdNow:
+class UrgentOsdNow(NamedTuple):
     pgs: int | None  # PGs it holds by its own last report
     limit: PgLimit | None
     fill: float | None = None  # used / size

@@ -55,11 +55,12 @@ def snapshot_of(state: ModuleState, seen: ModuleState | None) -> ModuleState:
 
 
 class AdmissionStep:
-    def __init__(self, mgr: MgrPort, health: HealthChecks, read_fraction: Any) -> None:
+    def __init__(self, mgr: MgrPort, health: HealthChecks, read_fraction: Any,
+                 up_sets: Any) -> None:
         self._mgr = mgr
         self._health = health
         self.ledger = GainLedger()
-        self.facts = FactReader(mgr, read_fraction, self.ledger)
+        self.facts = FactReader(mgr, read_fraction, self.ledger, up_sets)
         # published whole: status, plan and metrics read them from other threads
         self.admission: Admission | None = None
         self._facts: AdmissionFacts | None = None

@@ -12,23 +12,33 @@ admission (core/admission.py) as plain data.
 
 `FactReader.sharing_now` reads, every tick and cheaply, what the check after
 the fact looks at (core/sharing_check.py): Ceph's health, the PGs of managed
-pools that are not active (read only when pg_summary shows some), each
-urgent OSD's PG count (every STATS_SECS while a pool shares).
+pools that are not active (read only when pg_summary shows some), the PGs of
+the last step toward shared (every STATS_SECS while it settles); each urgent
+OSD's PG count and fill as the last refresh read them (`osd_stats`: 10,000
+OSDs are not converted every tick).
 """
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from ..core.admission import Admission
-from ..core.admission_facts import AdmissionFacts, MonFacts, NormalPool, Placement, Projection
+from ..core.admission_facts import (
+    AdmissionFacts,
+    MonFacts,
+    NormalPool,
+    Placement,
+    Projection,
+    largest_domain,
+    per_osd,
+    placement_of,
+)
 from ..core.cluster import PoolInfo, pool_pg_stats
-from ..core.decision import Mode
 from ..core.gain import GainLedger
 from ..core.maps import MapSnapshot
-from ..core.models.registry import MODELS, isolated_size, target
+from ..core.models.registry import MODELS, isolated_size
 from ..core.mon_projection import PoolPgs
 from ..core.pg_slots import UrgentOsd, withheld
 from ..core.settings import Settings
@@ -52,42 +62,12 @@ STATS_SECS = 5.0  # the OSDs report their PGs every mgr_stats_period
 PLAN_CACHE_MAX = 1 << 20
 
 
-def placement_of(role: PoolRole, info: PoolInfo, rule: str, maps: MapSnapshot) -> Placement:
-    """Where a normal pool is, by the map: its isolated placement (rule, size
-    and no entry of ours on an urgent OSD), its shared one, or in between."""
-    urgent = {o for o, p in maps.regions.osds.items() if p.cls == maps.regions.urgent_class}
-    on_urgent = any(to in urgent for pairs in maps.upmap_items.get(info.pool_id, {}).values()
-                    for _, to in pairs)
-    isolated, shared = target(role, Mode.ISOLATED), target(role, Mode.SHARED)
-    if rule == isolated.rule and isolated.size in (None, info.size) and not on_urgent:
-        return Placement.ISOLATED
-    if rule == shared.rule and shared.size in (None, info.size):
-        return Placement.SHARED
-    return Placement.MOVING
-
-
-def _per_osd(up_sets: Any, osds: frozenset[int] | set[int]) -> dict[int, int]:
-    out: dict[int, int] = {}
-    for up in up_sets:
-        for osd in set(up):
-            if osd in osds:
-                out[osd] = out.get(osd, 0) + 1
-    return out
-
-
-def _largest_domain(maps: MapSnapshot) -> int:
-    """The in OSDs of the largest failure domain (every class)."""
-    per: dict[int, int] = {}
-    for place in maps.regions.osds.values():
-        if place.present:
-            per[place.domain] = per.get(place.domain, 0) + 1
-    return max(per.values(), default=0)
-
-
 class FactReader:
     def __init__(self, mgr: MgrPort, read_fraction: Callable[[int], float | None],
-                 ledger: GainLedger) -> None:
+                 ledger: GainLedger,
+                 up_sets: Callable[[int], Mapping[str, Sequence[int]]]) -> None:
         self._mgr = mgr
+        self._up_sets = up_sets  # a pool's up sets, read once per map (MapReader)
         self._read_fraction = read_fraction
         self._ledger = ledger
         self.limits = OsdLimits(mgr)
@@ -96,7 +76,8 @@ class FactReader:
         self._at = -SLOW_READ_SECS
         self._plans: dict[Any, Any] = {}
         self._plans_for: Any = None
-        self._stats: dict[int, dict[str, Any]] = {}
+        # osd -> (PGs it holds or None, KiB used, KiB in all), by its last report
+        self._stats: dict[int, tuple[int | None, float, float]] = {}
         self._stats_at = -STATS_SECS
         self._inactive_since: dict[str, float] = {}
         self._step_read: tuple[Any, tuple[bool, list[StuckPg]]] = (None, (True, []))
@@ -134,15 +115,17 @@ class FactReader:
     def admission_facts(self, now: float, state: ModuleState, maps: MapSnapshot,
                         settings: Settings) -> AdmissionFacts:
         view, regions = maps.view, maps.regions
-        self._stats = {int(o["osd"]): o for o in
-                       (self._mgr.get("osd_stats") or {}).get("osd_stats", [])}
+        self._stats = {int(o["osd"]): (None if o.get("num_pgs") is None else int(o["num_pgs"]),
+                                       float(o.get("kb_used", 0) or 0),
+                                       float(o.get("kb", 0) or 0))
+                       for o in (self._mgr.get("osd_stats") or {}).get("osd_stats", [])}
         self._stats_at = now
         df = self._df()
         urgent_ids = regions.in_of_class(regions.urgent_class)
         up = frozenset(o for o, p in regions.osds.items() if p.up)
         limits = self.limits.limits(urgent_ids, up)
         urgent = {o: UrgentOsd(regions.osds[o].weight, regions.osds[o].domain,
-                               self._num_pgs(o), self._kib(o, "kb_used"), self._kib(o, "kb"),
+                               self._num_pgs(o), self._used(o), self._size(o),
                                limits.get(o))
                   for o in urgent_ids}
         pools = [self._pool(pid, role, df.get(pid, {}), maps)
@@ -150,15 +133,13 @@ class FactReader:
                  if role.role is Role.NORMAL and pid in view.pools]
         pools = self._with_mappings(pools, maps)
         self.progress = self._progress([p for p in pools if p.placement is not Placement.ISOLATED])
-        normal = regions.of_class(regions.normal_class)
         drain, basis = drain_rate([(r.bytes_to_isolate, r.time_to_isolation_secs)
                                    for r in state.history[-10:]
                                    if r.bytes_to_isolate and r.time_to_isolation_secs])
         total = sum(u.total_bytes for u in urgent.values())
+        normal_used, normal_total = self._class_bytes(regions.of_class(regions.normal_class))
         cap = Capacity(total - sum(u.used_bytes for u in urgent.values()), maps.nearfull_ratio,
-                       total, sum(self._kib(o, "kb_used") for o in normal),
-                       sum(self._kib(o, "kb") for o in normal), maps.backfillfull_ratio,
-                       drain, basis)
+                       total, normal_used, normal_total, maps.backfillfull_ratio, drain, basis)
         try:
             limit: int | None = int(self._mgr.get_ceph_option("mon_max_pg_per_osd"))
         except Exception:  # not readable: the mon's projection is not run
@@ -168,7 +149,7 @@ class FactReader:
                              for p in view.pools.values()),
                        len(view.in_osds),
                        {rid: view.in_under_takes(rid) for rid in view.rules.values()},
-                       dict(view.rules), _largest_domain(maps))
+                       dict(view.rules), largest_domain(maps))
         return AdmissionFacts(now, settings, state.decision.mode, state.pinned, tuple(pools),
                               urgent, cap, frozenset(view.rules), mon, tuple(state.history),
                               dict(state.sent_back), self.withheld)
@@ -191,10 +172,26 @@ class FactReader:
 
     def _num_pgs(self, osd: int) -> int | None:
         stat = self._stats.get(osd)
-        return None if stat is None or stat.get("num_pgs") is None else int(stat["num_pgs"])
+        return None if stat is None else stat[0]
 
-    def _kib(self, osd: int, key: str) -> float:
-        return float(self._stats.get(osd, {}).get(key, 0) or 0) * 1024
+    def _class_bytes(self, osds: list[int]) -> tuple[float, float]:
+        """(bytes used, bytes in all) of the OSDs, by their reports."""
+        used = total = 0.0
+        stats = self._stats
+        for osd in osds:
+            stat = stats.get(osd)
+            if stat is not None:
+                used += stat[1]
+                total += stat[2]
+        return used * 1024, total * 1024
+
+    def _used(self, osd: int) -> float:
+        stat = self._stats.get(osd)
+        return stat[1] * 1024 if stat is not None else 0.0
+
+    def _size(self, osd: int) -> float:
+        stat = self._stats.get(osd)
+        return stat[2] * 1024 if stat is not None else 0.0
 
     def _pool(self, pid: int, role: PoolRole, stats: Mapping[str, Any], maps: MapSnapshot
               ) -> NormalPool:
@@ -212,7 +209,7 @@ class FactReader:
         if placement is not Placement.ISOLATED:
             urgent = frozenset(o for o, p in regions.osds.items()
                                if p.cls == regions.urgent_class)
-            live = _per_osd(self._mgr.get_osdmap().map_pool_pgs_up(pid).values(), urgent)
+            live = per_osd(self._up_sets(pid).values(), urgent)
         if placement is Placement.SHARED:
             projections[role.strategy.value] = Projection(live, "placed")
         elif role.auto or role.strategy is Strategy.MOVE:
@@ -228,7 +225,7 @@ class FactReader:
         regions = maps.regions
         if self._plans_for != regions.fingerprint or len(self._plans) > PLAN_CACHE_MAX:
             self._plans, self._plans_for = {}, regions.fingerprint
-        up = self._mgr.get_osdmap().map_pool_pgs_up(pid)
+        up = self._up_sets(pid)
         plan = plan_pool(pid, up, maps.upmap_items.get(pid, {}), regions, size, "shared",
                          self._plans, pool=info)
         urgent = {o for o, p in regions.osds.items() if p.cls == regions.urgent_class}
@@ -303,10 +300,6 @@ class FactReader:
                 continue
             placed = pool.live if pool.placement is not Placement.ISOLATED else None
             sharing[pid] = frozenset(placed) if placed else None
-        if sharing and now - self._stats_at >= STATS_SECS:
-            self._stats = {int(o["osd"]): o for o in
-                           (self._mgr.get("osd_stats") or {}).get("osd_stats", [])}
-            self._stats_at = now
         by_pool = (summary or {}).get("by_pool") or {}
         managed = frozenset(state.roles)
         stuck = self._stuck(now, not_active_pools(by_pool, managed))
@@ -328,8 +321,8 @@ class FactReader:
             up = frozenset(o for o, p in regions.osds.items() if p.up)
             limits = self.limits.limits(urgent_ids, up)
             self._urgent = (key, {o: UrgentOsdNow(self._num_pgs(o), limits.get(o),
-                                                  self._kib(o, "kb_used") / self._kib(o, "kb")
-                                                  if self._kib(o, "kb") > 0 else None)
+                                                  self._used(o) / self._size(o)
+                                                  if self._size(o) > 0 else None)
                                   for o in urgent_ids})
         return self._urgent[1]
 
@@ -369,10 +362,9 @@ class FactReader:
         if self._step_read[0] == step and now - self._step_at < STATS_SECS:
             return self._step_read[1]
         self._step_at = now
-        osdmap = self._mgr.get_osdmap()
-        up: dict[str, list[int]] = {}
+        up: dict[str, Sequence[int]] = {}
         for pid in step.pools:
-            up.update(osdmap.map_pool_pgs_up(pid))
+            up.update(self._up_sets(pid))
         settled, unreported = True, []
         since: dict[str, float] = {}
         for pg in pool_pg_stats(self._mgr.get("pg_stats"), step.pools):

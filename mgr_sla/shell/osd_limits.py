@@ -22,6 +22,7 @@ from ..core.pg_slots import PgLimit
 from .mgr_port import MgrPort
 
 READ_SECS = 30.0
+SEND_BATCH = 64  # OSDs asked at once (2,000 urgent OSDs: 4,000 commands in all)
 ANSWER_SECS = 10.0  # an OSD that does not answer this fast is asked again next time
 KEYS = ("mon_max_pg_per_osd", "osd_max_pg_per_osd_hard_ratio")
 
@@ -100,7 +101,9 @@ class OsdLimits:
 
     def _ask(self, osds: list[int]) -> None:
         pending = {}
-        for osd in osds:
+        for i, osd in enumerate(osds):
+            if i and i % SEND_BATCH == 0:
+                time.sleep(0.005)  # the tick's thread takes the interpreter meanwhile
             for key in KEYS:
                 result = TimedResult()
                 try:

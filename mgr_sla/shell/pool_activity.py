@@ -11,11 +11,11 @@ from collections.abc import Collection
 from typing import Any
 
 from ..core.activity import (
-    PERF_QUERY,
     PerfTotals,
     PoolPeriod,
     PoolRates,
     merge_periods,
+    perf_query,
     pool_ops_from_df,
     pool_periods,
 )
@@ -29,6 +29,7 @@ class PoolActivity:
         self._mgr = mgr
         self._log = mgr.log
         self._query_id: int | None = None
+        self._query_pools: frozenset[int] = frozenset()  # the pools the query reports
         self._query_failed = False
         self._totals = PerfTotals()
         self._pending: dict[int, PoolPeriod] = {}  # read between ticks, for the next
@@ -59,17 +60,23 @@ class PoolActivity:
     def read(self, managed: frozenset[int]) -> dict[int, PoolPeriod] | None:
         """Per-pool counters since the last read, or None when this mgr
         cannot run the perf query (then `measure_df` is used)."""
+        if self._query_id is not None and managed != self._query_pools:
+            self.stop()  # the managed pools changed: a query for these
         if self._query_id is None:
             if self._query_failed:
                 return None
+            if not managed:
+                return {}
             try:
-                self._query_id = self._mgr.add_osd_perf_query(PERF_QUERY)
+                self._query_id = self._mgr.add_osd_perf_query(perf_query(managed))
             except Exception as e:  # an mgr without dynamic perf queries
                 self._log.warning("sla: no OSD perf query (%s): using df totals", e)
             if self._query_id is None:
                 self._query_failed = True
                 return None
-            self._log.info("sla: OSD perf query %s registered", self._query_id)
+            self._query_pools = managed
+            self._log.info("sla: OSD perf query %s registered for pools %s", self._query_id,
+                           ",".join(str(p) for p in sorted(managed)))
         result = self._mgr.get_osd_perf_counters(self._query_id)
         if result is None:  # the query is gone: register it again next tick
             self._query_id = None

@@ -43,12 +43,14 @@ def test_tick_bench_and_report(tmp_path):
         assert r["osds"] == osds and r["pools"] == pools and 0 < r["pgs"] <= pgs, r
         assert r["ticks"] == {"quiet": 20, "epoch": 2}
         for key in ("quiet_tick_ms_p50", "quiet_tick_ms_p99", "epoch_tick_ms_p50",
-                    "admission_ms_p50", "pg_scan_ms_p50", "scrape_ms_p50", "status_ms_p50"):
+                    "admission_ms_p50", "admission_many_ms_p50", "pg_scan_ms_p50",
+                    "scrape_ms_p50", "status_ms_p50"):
             assert 0 < r[key] < 5000, (key, r[key])
         assert r["quiet_tick_ms_p50"] <= r["quiet_tick_ms_p99"]
         # the module shared and placed its upmap entries; a quiet tick converts no map
         assert r["upmap_entries"] > 0 and 0 < r["normal_pool_urgent_share"] < 1, r
         assert r["expensive_gets_per_quiet_tick"] == 0, r["gets_in_quiet_ticks"]
+        assert r["admission_many_normal_pools"] == pools - 1  # every pool but the urgent one
         assert "quiet_tick_ms_p99: " in p.stdout and "(target <= 5)" in p.stdout
         assert "admission_ms_p50: " in p.stdout and "(target <= 1000)" in p.stdout
         runs.append(out)

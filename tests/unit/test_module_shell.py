@@ -784,14 +784,14 @@ def test_an_urgent_osd_past_nearfull_sends_shared_pools_back_for_the_period(
     ticks(m, 4)
     assert cluster.rule_of(2) == "sla_shared"
     cluster.osd_used_gib = 90  # of 100: past the default nearfull_ratio 0.85
-    m._admission.facts._stats_at = -1e9  # the OSDs' next report is in
+    m._admission.facts._at = -1e9  # the next refresh reads the OSDs' reports
     ticks(m, 2)
     status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
     bulk = next(p for p in status["pools"] if p["name"] == "bulk")
     assert status["mode"] == "shared" and cluster.rule_of(2) == "sla_isolated_normal"
     assert "90% full, past nearfull_ratio 85%" in bulk["kept_isolated"]
     cluster.osd_used_gib = 10
-    m._admission.facts._at = m._admission.facts._stats_at = -1e9
+    m._admission.facts._at = -1e9
     ticks(m, 2)
     assert cluster.rule_of(2) == "sla_isolated_normal"
     assert "sent back" in m.health["SLA_SHARING_FAULT"]["summary"]

@@ -6,6 +6,7 @@ plus the module's pg_upmap_items), listed in registry.py. The acting half of
 each strategy (placement/) builds on its model."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -25,7 +26,7 @@ class PoolUp:
     role: PoolRole
     info: PoolInfo
     rule: str
-    up: dict[str, list[int]]
+    up: Mapping[str, Sequence[int]]
     items: dict[str, Pairs]
 
 
