@@ -48,7 +48,7 @@ from .gain import (
     usual_quiet_secs,
 )
 from .models.registry import AUTO_ORDER, MODELS, target, with_strategy
-from .pg_slots import SlotCheck, after_losing, check_slots
+from .pg_slots import SlotCheck
 from .state import PoolRole, PoolTarget, Strategy, SwitchRecord
 from .strategy_choice import StrategyChoice, choose_strategy
 from .switch_cost import DEFAULT_READ_FRACTION, Capacity, SwitchCost, normal_fill_after
@@ -201,14 +201,13 @@ def admit(facts: AdmissionFacts) -> Admission:
             MODELS[pool.role.strategy].refusal(pool.isolated_info),
             target(pool.role, Mode.SHARED), sharing, pool.placement, pool.isolated_info,
             pool.live, r, basis, known)
-    lost, _ = after_losing(load.pgs, facts.urgent, load.admits)
+    lost, _ = load.slots.after_losing()
     over = tuple((o, n, limit.admit) for o, n in sorted(lost.items())
                  if (limit := facts.urgent[o].limit) is not None and n > limit.admit)
     off_isolated = [p for p in facts.pools if p.placement is not Placement.ISOLATED]
-    fill = load.fullest(load.bytes)
     return Admission(
-        out, check_slots(load.pgs, facts.urgent, load.admits), over, load.budget,
-        fill[1] if fill else None,
+        out, load.slots.check(), over, load.budget,
+        load.fullest[0] if load.fullest else None,
         normal_fill_after(sum(costs[p.pool_id][p.role.strategy.value].bytes_to_isolated
                               for p in off_isolated), cap),
         cap.nearfull_ratio, load.unreported)

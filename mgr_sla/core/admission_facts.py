@@ -107,7 +107,7 @@ class AdmissionFacts:
 def placement_of(role: PoolRole, info: PoolInfo, rule: str, maps: MapSnapshot) -> Placement:
     """Where a normal pool is, by the map: its isolated placement (rule, size
     and no entry of ours on an urgent OSD), its shared one, or in between."""
-    urgent = {o for o, p in maps.regions.osds.items() if p.cls == maps.regions.urgent_class}
+    urgent = maps.regions.members(maps.regions.urgent_class)
     on_urgent = any(to in urgent for pairs in maps.upmap_items.get(info.pool_id, {}).values()
                     for _, to in pairs)
     isolated, shared = target(role, Mode.ISOLATED), target(role, Mode.SHARED)

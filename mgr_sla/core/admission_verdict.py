@@ -13,7 +13,7 @@ from .decision import Mode
 from .gain import ExpectedGain
 from .models.registry import MODELS, with_strategy
 from .mon_projection import SizeRaise, size_refusals
-from .pg_slots import SlotCheck, admits_of, check_slots, spread
+from .pg_slots import SlotCheck, SlotLoad, spread
 from .state import Strategy
 from .strategy_choice import StrategyOption
 from .switch_cost import SwitchCost
@@ -39,12 +39,13 @@ class StrategyVerdict:
 
 
 class UrgentLoad:
-    """What the pools admitted so far put on each urgent OSD: PGs and bytes."""
+    """What the pools admitted so far put on each urgent OSD: PGs (a SlotLoad:
+    each candidate is checked as a delta, in two passes over the OSDs) and
+    bytes (the fullest OSD kept as pools are admitted: bytes only grow)."""
 
     def __init__(self, facts: AdmissionFacts) -> None:
         self.urgent = facts.urgent
-        self.pgs: dict[int, int] = {o: u.pgs or 0 for o, u in facts.urgent.items()}
-        self.bytes: dict[int, float] = {o: u.used_bytes for o, u in facts.urgent.items()}
+        base: dict[int, int] = {o: u.pgs or 0 for o, u in facts.urgent.items()}
         # the live PGs of the pools on their shared placement leave the base:
         # each brings them back as it is admitted (its placement is its target).
         # A pool between placements keeps them: they stay there as strays
@@ -52,10 +53,14 @@ class UrgentLoad:
         for pool in facts.pools:
             if pool.placement is Placement.SHARED:
                 for osd, n in pool.live.items():
-                    if osd in self.pgs:
-                        self.pgs[osd] = max(0, self.pgs[osd] - n)
+                    if osd in base:
+                        base[osd] = max(0, base[osd] - n)
+        self.slots = SlotLoad(base, facts.urgent)
+        self.bytes: dict[int, float] = {o: u.used_bytes for o, u in facts.urgent.items()}
+        self.sizes = {o: u.total_bytes for o, u in facts.urgent.items() if u.total_bytes > 0}
+        self.fullest = max(((self.bytes[o] / size, -o) for o, size in self.sizes.items()),
+                           default=None)
         self.unreported = tuple(sorted(o for o, u in facts.urgent.items() if u.pgs is None))
-        self.admits = admits_of(facts.urgent)  # each OSD's, once an admission
         self.budget = write_budget(list(facts.history), facts.now,
                                    facts.settings.max_urgent_drive_writes,
                                    facts.capacity.urgent_total_bytes)
@@ -63,26 +68,29 @@ class UrgentLoad:
         self.raises: list[SizeRaise] = []  # the size raises admitted, for the mon's projection
         self.unlimited = tuple(sorted(o for o, u in facts.urgent.items() if u.limit is None))
 
-    def with_pool(self, pgs: Mapping[int, int], bytes_per_pg: float, placed: bool
-                  ) -> tuple[dict[int, int], dict[int, float]]:
-        counts = {o: n + pgs.get(o, 0) for o, n in self.pgs.items()}
-        added = 0.0 if placed else bytes_per_pg
-        used = {o: b + pgs.get(o, 0) * added for o, b in self.bytes.items()}
-        return counts, used
-
-    def fullest(self, used: Mapping[int, float]) -> tuple[int, float] | None:
-        fills = {o: used[o] / u.total_bytes for o, u in self.urgent.items()
-                 if u.total_bytes > 0}
-        if not fills:
-            return None
-        osd = max(sorted(fills), key=lambda o: fills[o])
-        return osd, fills[osd]
+    def fullest_with(self, pgs: Mapping[int, int], bytes_per_pg: float, placed: bool
+                     ) -> tuple[int, float] | None:
+        """The fullest urgent OSD with the pool's bytes added (none if placed)."""
+        best = self.fullest
+        if not placed:
+            for osd, n in pgs.items():
+                if osd in self.sizes:
+                    best = max(best or (0.0, 0), ((self.bytes[osd] + n * bytes_per_pg)
+                                                  / self.sizes[osd], -osd))
+        return None if best is None else (-best[1], best[0])
 
     def admit(self, pool: NormalPool, mine: StrategyVerdict, sharing: bool,
               facts: AdmissionFacts) -> None:
         """The pool shares: its PGs, bytes, writes and size raise count for the next."""
-        self.pgs, self.bytes = self.with_pool(mine.pgs_per_osd, bytes_per_pg(pool), sharing)
+        self.slots.add(mine.pgs_per_osd)
         if not sharing:
+            per_pg = bytes_per_pg(pool)
+            for osd, n in mine.pgs_per_osd.items():
+                if osd in self.bytes:
+                    self.bytes[osd] += n * per_pg
+                    if osd in self.sizes:
+                        fill = (self.bytes[osd] / self.sizes[osd], -osd)
+                        self.fullest = max(self.fullest or fill, fill)
             self.budget_left -= mine.cost.bytes_to_shared
             step = size_raise(pool, pool.role.strategy, facts)
             if step is not None:
@@ -110,9 +118,8 @@ def verdict(pool: NormalPool, kind: Strategy, cost: SwitchCost, gain: ExpectedGa
     s = facts.settings
     on_it = sharing and kind is pool.role.strategy
     pgs, basis = _projection(pool, kind, facts)
-    counts, used = load.with_pool(pgs, bytes_per_pg(pool), on_it)
-    slots = check_slots(counts, facts.urgent, load.admits)
-    space = load.fullest(used)
+    slots = load.slots.check(pgs)
+    space = load.fullest_with(pgs, bytes_per_pg(pool), on_it)
     blocked = MODELS[kind].refusal(pool.isolated_info)
     if blocked is None and cost.time_to_isolation_secs > s.max_isolation_secs:
         blocked = (f"isolating it again would take {cost.time_to_isolation_secs:g} s "

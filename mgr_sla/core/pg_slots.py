@@ -87,40 +87,83 @@ def spread(replicas: int, urgent: Mapping[int, UrgentOsd]) -> dict[int, int]:
     return out
 
 
-def after_losing(counts: Mapping[int, int], urgent: Mapping[int, UrgentOsd],
-                 admits: Mapping[int, int | None] | None = None
+class SlotLoad:
+    """The PGs each urgent OSD holds, with what the worst failure domain lost
+    adds, checked for one more pool's `delta` (urgent OSD -> its PGs there)
+    in two passes over the OSDs, whatever the number of domains: losing
+    domain d adds ceil(moved_d x w / rest_d) to each OSD outside it, more for
+    every such OSD the larger x_d = moved_d / rest_d. So only two losses can
+    be the worst: the largest x (worst for every OSD outside it) and the next
+    (worst for the OSDs inside the first). The admission keeps one load and
+    adds each pool it admits: 100 pools on 2,000 urgent OSDs in a second."""
+
+    def __init__(self, counts: Mapping[int, int], urgent: Mapping[int, UrgentOsd],
+                 admits: Mapping[int, int | None] | None = None) -> None:
+        self.urgent = urgent
+        self.admits = admits_of(urgent) if admits is None else admits
+        self.pgs = {o: counts.get(o, 0) for o in urgent}
+        self.weights: dict[int, float] = {}
+        self.moved: dict[int, int] = {}  # each domain's PGs
+        for osd, place in urgent.items():
+            self.weights[place.domain] = self.weights.get(place.domain, 0.0) + place.weight
+            self.moved[place.domain] = self.moved.get(place.domain, 0) + self.pgs[osd]
+        self.total = sum(self.weights.values())
+
+    def add(self, delta: Mapping[int, int]) -> None:
+        for osd, n in delta.items():
+            if osd in self.pgs:
+                self.pgs[osd] += n
+                self.moved[self.urgent[osd].domain] += n
+
+    def after_losing(self, delta: Mapping[int, int] | None = None
+                     ) -> tuple[dict[int, int], int | None]:
+        """Each urgent OSD's PGs with `delta` added, once the worst failure
+        domain to lose is lost; with one domain only, the counts as they are."""
+        delta = {o: n for o, n in (delta or {}).items() if o in self.pgs}
+        pgs = self.pgs
+        if len(self.weights) < 2:
+            return {o: pgs[o] + delta.get(o, 0) for o in pgs}, None
+        moved = dict(self.moved)
+        for osd, n in delta.items():
+            moved[self.urgent[osd].domain] += n
+        shares = {d: moved[d] / (self.total - w) for d, w in self.weights.items()
+                  if self.total - w > 0}
+        ranked = sorted(shares, key=lambda d: (-shares[d], d))[:2]
+        worst: tuple[dict[int, int], int | None] = (
+            {o: pgs[o] + delta.get(o, 0) for o in pgs}, None)
+        worst_key: tuple[float, int] | None = None
+        admits = self.admits
+        for lost in ranked:
+            rest = self.total - self.weights[lost]
+            m = moved[lost]
+            after = {o: pgs[o] + delta.get(o, 0) + math.ceil(m * p.weight / rest)
+                     for o, p in self.urgent.items() if p.domain != lost}
+            key = max((_fullness(n, admits[o]), n) for o, n in after.items())
+            if worst_key is None or key > worst_key:
+                worst, worst_key = (after, lost), key
+        return worst
+
+    def check(self, delta: Mapping[int, int] | None = None) -> SlotCheck | None:
+        """The urgent OSD furthest over (or nearest to) its limit with `delta`
+        added, once the worst failure domain is lost; None without an urgent OSD."""
+        projected, lost = self.after_losing(delta)
+        if not projected:
+            return None
+        admits = self.admits
+
+        def key(item: tuple[int, int]) -> tuple[float, int, int]:
+            osd, n = item
+            return _fullness(n, admits[osd]), n, -osd
+        osd, pgs = max(projected.items(), key=key)
+        return SlotCheck(osd, pgs, self.urgent[osd].limit, lost)
+
+
+def after_losing(counts: Mapping[int, int], urgent: Mapping[int, UrgentOsd]
                  ) -> tuple[dict[int, int], int | None]:
     """Each urgent OSD's PGs once the worst urgent failure domain to lose is
     lost (its PGs spread over the other urgent OSDs by weight; the worst is
-    the one that leaves an OSD furthest over its limit, or the fullest); with
-    one domain only, the counts as they are.
-
-    Losing domain d adds ceil(moved_d x w / rest_d) to each OSD outside d: more
-    for every such OSD the larger x_d = moved_d / rest_d. So only two losses
-    can be the worst: the largest x (worst for every OSD outside it) and the
-    next largest (worst for the OSDs inside the first): two passes over the
-    OSDs, not one per domain (1,000 hosts)."""
-    admits = admits_of(urgent) if admits is None else admits
-    weights: dict[int, float] = {}
-    moved: dict[int, int] = {}
-    for osd, place in urgent.items():
-        weights[place.domain] = weights.get(place.domain, 0.0) + place.weight
-        moved[place.domain] = moved.get(place.domain, 0) + counts.get(osd, 0)
-    if len(weights) < 2:
-        return {o: counts.get(o, 0) for o in urgent}, None
-    total = sum(weights.values())
-    shares = {d: moved[d] / (total - w) for d, w in weights.items() if total - w > 0}
-    ranked = sorted(shares, key=lambda d: (-shares[d], d))[:2]
-    worst: tuple[dict[int, int], int | None] = ({o: counts.get(o, 0) for o in urgent}, None)
-    worst_key: tuple[float, int] | None = None
-    for lost in ranked:
-        rest = total - weights[lost]
-        after = {o: counts.get(o, 0) + math.ceil(moved[lost] * p.weight / rest)
-                 for o, p in urgent.items() if p.domain != lost}
-        key = max((_fullness(n, admits[o]), n) for o, n in after.items())
-        if worst_key is None or key > worst_key:
-            worst, worst_key = (after, lost), key
-    return worst
+    the one that leaves an OSD furthest over its limit, or the fullest)."""
+    return SlotLoad(counts, urgent).after_losing()
 
 
 def admits_of(urgent: Mapping[int, UrgentOsd]) -> dict[int, int | None]:
@@ -156,21 +199,10 @@ class SlotCheck:
                 f"{self.limit.describe(self.osd)}")
 
 
-def check_slots(counts: Mapping[int, int], urgent: Mapping[int, UrgentOsd],
-                admits: Mapping[int, int | None] | None = None) -> SlotCheck | None:
+def check_slots(counts: Mapping[int, int], urgent: Mapping[int, UrgentOsd]) -> SlotCheck | None:
     """The urgent OSD furthest over (or nearest to) its limit once the worst
-    failure domain is lost; None without an urgent OSD. `admits`: admits(urgent)
-    when the caller keeps it."""
-    admits = admits_of(urgent) if admits is None else admits
-    projected, lost = after_losing(counts, urgent, admits)
-    if not projected:
-        return None
-
-    def key(item: tuple[int, int]) -> tuple[float, int, int]:
-        osd, n = item
-        return _fullness(n, admits[osd]), n, -osd
-    osd, pgs = max(projected.items(), key=key)
-    return SlotCheck(osd, pgs, urgent[osd].limit, lost)
+    failure domain is lost; None without an urgent OSD."""
+    return SlotLoad(counts, urgent).check()
 
 
 def withheld(health: Mapping[str, object]) -> str | None:

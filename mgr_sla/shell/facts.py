@@ -207,8 +207,7 @@ class FactReader:
         projections: dict[str, Projection] = {}
         live: dict[int, int] = {}
         if placement is not Placement.ISOLATED:
-            urgent = frozenset(o for o, p in regions.osds.items()
-                               if p.cls == regions.urgent_class)
+            urgent = regions.members(regions.urgent_class)
             live = per_osd(self._up_sets(pid).values(), urgent)
         if placement is Placement.SHARED:
             projections[role.strategy.value] = Projection(live, "placed")
@@ -228,7 +227,7 @@ class FactReader:
         up = self._up_sets(pid)
         plan = plan_pool(pid, up, maps.upmap_items.get(pid, {}), regions, size, "shared",
                          self._plans, pool=info)
-        urgent = {o for o, p in regions.osds.items() if p.cls == regions.urgent_class}
+        urgent = regions.members(regions.urgent_class)
         counts: dict[int, int] = {}
         for pairs in plan.wanted.values():
             for to in {to for _, to in pairs if to in urgent}:
@@ -254,7 +253,7 @@ class FactReader:
                                for o, place in maps.regions.osds.items()))
         key = (maps.view.crush_version, tuple(wanted), weights)
         mapped = self.mappings.pgs_per_osd(key, tuple(w[:3] for w in wanted))
-        urgent = {o for o, p in maps.regions.osds.items() if p.cls == maps.regions.urgent_class}
+        urgent = maps.regions.members(maps.regions.urgent_class)
         out = []
         for p in pools:
             per_osd = mapped.get(p.pool_id)

@@ -32,8 +32,7 @@ def target_urgent_share(regions: Regions, size: int) -> float:
     normal = regions.weight_of(regions.normal_class)
     if urgent <= 0 or normal <= 0:
         return 0.0
-    domains = {regions.osds[o].domain for o in regions.in_of_class(regions.urgent_class)}
-    return min(urgent / (urgent + normal), (size - 1) / size, len(domains) / size)
+    return min(urgent / (urgent + normal), (size - 1) / size, regions.urgent_domains / size)
 
 
 def _ranked(key: tuple[int, int], position: int, salt: int,

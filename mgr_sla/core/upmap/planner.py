@@ -127,7 +127,7 @@ class _PoolPlanner:
                  pool: PoolInfo | None) -> None:
         self.pool_id, self.current, self.regions = pool_id, current, regions
         self.size, self.goal, self.cache = size, goal, cache
-        self.urgent = {o for o, p in regions.osds.items() if p.cls == regions.urgent_class}
+        self.urgent = regions.members(regions.urgent_class)
         self.share = target_urgent_share(regions, size)
         self.hybrid = goal == "hybrid"
         self.need_normal = goal == "shared"

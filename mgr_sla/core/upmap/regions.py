@@ -77,23 +77,37 @@ class Regions:
         return list(self._classes[cls][1]) if cls in self._classes else []
 
     @functools.cached_property
-    def _classes(self) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
-        """Per class: (its usable OSDs, its OSDs that are in), sorted; worked
-        out once per converted map (10,000 OSDs, asked several times a tick)."""
+    def _classes(self) -> dict[str, tuple[tuple[int, ...], tuple[int, ...], float,
+                                          frozenset[int]]]:
+        """Per class: (its usable OSDs, its OSDs that are in, sorted; their
+        weight; every OSD of it), worked out once per converted map (10,000
+        OSDs, asked for each pool)."""
         usable: dict[str, list[int]] = {}
         present: dict[str, list[int]] = {}
+        members: dict[str, set[int]] = {}
         for o, p in sorted(self.osds.items()):
+            members.setdefault(p.cls, set()).add(o)
             if p.usable:
                 usable.setdefault(p.cls, []).append(o)
             if p.present:
                 present.setdefault(p.cls, []).append(o)
-        return {c: (tuple(usable.get(c, ())), tuple(present.get(c, ())))
-                for c in set(usable) | set(present)}
+        return {c: (tuple(usable.get(c, ())), tuple(present.get(c, ())),
+                    sum(self.osds[o].weight for o in present.get(c, ())), frozenset(osds))
+                for c, osds in members.items()}
 
     def weight_of(self, cls: str) -> float:
         """The weight of a class's OSDs that are in: an OSD going down does not
         change it (its PGs are degraded, not remapped); one marked out does."""
-        return sum(self.osds[o].weight for o in self.in_of_class(cls))
+        return self._classes[cls][2] if cls in self._classes else 0.0
+
+    def members(self, cls: str) -> frozenset[int]:
+        """Every OSD of a class, in or out, up or down."""
+        return self._classes[cls][3] if cls in self._classes else frozenset()
+
+    @functools.cached_property
+    def urgent_domains(self) -> int:
+        """The failure domains holding urgent OSDs that are in."""
+        return len({self.osds[o].domain for o in self.in_of_class(self.urgent_class)})
 
     @functools.cached_property
     def fingerprint(self) -> int:
