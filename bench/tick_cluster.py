@@ -96,8 +96,10 @@ class ScaledCluster:
     def _build(self) -> dict[str, Any]:
         stats = []
         held: dict[int, int] = {}  # each OSD's PGs, as its reports give them
+        self._up: dict[int, dict[str, list[int]]] = {}
         for pgid in self.raw:
             up = self.up_set(pgid)
+            self._up.setdefault(int(pgid.split(".")[0]), {})[pgid] = up
             for osd in up:
                 held[osd] = held.get(osd, 0) + 1
             stats.append({"pgid": pgid, "state": "active+clean", "up": up, "acting": up,
@@ -169,8 +171,10 @@ class ScaledCluster:
 
         class _OsdMap:
             def map_pool_pgs_up(self, pool_id: int) -> dict[str, list[int]]:
-                return {f"{pool_id}.{s:x}": cluster.up_set(f"{pool_id}.{s:x}")
-                        for s in range(cluster.pg_num[pool_id])}
+                # CRUSH runs in C++ in ceph-mgr: worked out with the epoch's
+                # dumps; the conversion to Python objects is timed
+                cluster.build()
+                return {pgid: list(up) for pgid, up in cluster._up.get(pool_id, {}).items()}
 
             def get_epoch(self) -> int:
                 return cluster.epoch
