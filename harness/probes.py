@@ -94,3 +94,26 @@ def assert_served(ops: dict[str, dict[str, float]], inactive: dict[str, float],
     stuck = {pg: (round(s, 1), states.get(pg)) for pg, s in inactive.items()
              if s > max_inactive_secs}
     assert ops and not slow and not stuck, {"ops": ops, "slow": slow, "stuck": stuck}
+
+
+def settled_pg_counts(cluster: Cluster, timeout: float = 300) -> dict[int, int]:
+    """Each OSD's PG count by its own last report, once the reports match the
+    up sets of every PG (strays of an earlier placement deleted): what the
+    module counts is then what the map says."""
+    def mapped() -> dict[int, int]:
+        out: dict[int, int] = {}
+        brief = cluster.json("pg", "dump", "pgs_brief")
+        for pg in brief.get("pg_stats", brief) if isinstance(brief, dict) else brief:
+            for osd in pg["up"]:
+                out[osd] = out.get(osd, 0) + 1
+        return out
+
+    def reported() -> dict[int, int]:
+        out = cluster.json("pg", "dump", "osds")
+        return {int(o["osd"]): int(o["num_pgs"]) for o in out.get("osd_stats", out)}
+
+    def settled() -> dict[int, int] | None:
+        held = reported()
+        return held if held and held == mapped() else None
+
+    return wait_for("each OSD's PG count to match the up sets", settled, timeout)

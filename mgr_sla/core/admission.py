@@ -262,7 +262,6 @@ def _kept(pool: NormalPool, mine: StrategyVerdict, facts: AdmissionFacts, sharin
     return not_worth_sharing(mine.gain, s.min_gain, place_secs, usual)
 
 
-
 # an auto pool takes another strategy only once the choice held this long: a
 # burst of one kind of op (a client writing the objects it then reads) does
 # not flip it

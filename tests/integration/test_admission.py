@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from harness.cephcluster import Cluster, PacedWriter, wait_for, wait_mode
-from harness.probes import InactiveWatch, OpProbe, assert_served
+from harness.probes import InactiveWatch, OpProbe, assert_served, settled_pg_counts
 
 pytestmark = pytest.mark.integration
 
@@ -114,10 +114,7 @@ def test_a_pg_limit_lowered_on_the_osds_only_keeps_the_pool_isolated(
                 for k in ("mon_max_pg_per_osd", "osd_max_pg_per_osd_hard_ratio")}
     _normal(cluster, pool, strategy, pgs=64)
     cluster.wait_clean(300)
-    counts = wait_for("each OSD's PG count to match the up sets", lambda: (
-        held := {int(o["osd"]): int(o["num_pgs"])
-                 for o in cluster.json("pg", "dump", "osds")["osd_stats"]})
-        and held == _mapped(cluster) and held, 300)
+    counts = settled_pg_counts(cluster)
     limit = max(counts[o] for o in SSD) + 8  # today's placement fits; sharing adds about 20
     mgr = int(cluster.json("tell", "mgr", "config", "get", "mon_max_pg_per_osd")[
         "mon_max_pg_per_osd"])
@@ -164,15 +161,6 @@ def _kept_for(cluster: Cluster, pool: str, words: str) -> dict[str, Any]:
     raise AssertionError({"rule": entry["rule"], "size": entry["size"],
                           "kept": entry["kept_isolated"],
                           "slots": plan["pg_slots_if_shared"]})
-
-
-def _mapped(cluster: Cluster) -> dict[int, int]:
-    out: dict[int, int] = {}
-    brief = cluster.json("pg", "dump", "pgs_brief")
-    for pg in brief.get("pg_stats", brief) if isinstance(brief, dict) else brief:
-        for osd in pg["up"]:
-            out[osd] = out.get(osd, 0) + 1
-    return out
 
 
 def test_an_urgent_osd_past_nearfull_during_a_paced_switch_sends_the_step_back(

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from harness.cephcluster import Cluster, wait_for, wait_mode
+from harness.probes import settled_pg_counts
 
 pytestmark = pytest.mark.integration
 
@@ -30,22 +31,6 @@ URGENT_PGS = 64
 
 def _pool(cluster: Cluster) -> dict[str, Any]:
     return next(p for p in cluster.json("osd", "pool", "ls", "detail") if p["pool_name"] == POOL)
-
-
-def _pgs_by_osd(cluster: Cluster) -> dict[int, int]:
-    """What each OSD holds by its own last report (the module's count)."""
-    out = cluster.json("pg", "dump", "osds")
-    return {int(o["osd"]): int(o["num_pgs"]) for o in out.get("osd_stats", out)}
-
-
-def _mapped(cluster: Cluster) -> dict[int, int]:
-    """What each OSD holds by the up sets of every PG."""
-    out: dict[int, int] = {}
-    brief = cluster.json("pg", "dump", "pgs_brief")
-    for pg in brief.get("pg_stats", brief) if isinstance(brief, dict) else brief:
-        for osd in pg["up"]:
-            out[osd] = out.get(osd, 0) + 1
-    return out
 
 
 def _pool_up_on(cluster: Cluster, osds: set[int]) -> dict[int, int]:
@@ -97,8 +82,7 @@ def test_a_copy_pool_past_the_pg_limit_stays_isolated_and_is_named(sla_pools: Cl
                 if n.get("device_class") == "ssd"}
         # the OSDs' reports caught up with the map (strays of the pool's first
         # placement deleted): what the module counts is what the up sets say
-        counts = wait_for("each OSD's PG count to match the up sets", lambda: (
-            held := _pgs_by_osd(cluster)) == _mapped(cluster) and held, 300)
+        counts = settled_pg_counts(cluster)
         now = max(counts[o] for o in ssds)
         limit = now + math.ceil(now / 3) + 2  # today's placement fits, a domain lost
         assert (sum(counts.values()) + PGS) / len(counts) < limit, \
