@@ -102,6 +102,9 @@ class FakeOsdMap:
         self.cluster = cluster
 
     def map_pool_pgs_up(self, pool_id: int) -> dict[str, list[int]]:
+        if pool_id not in self.cluster.pools:  # as ceph_module's C++ answers
+            raise SystemError("<method '_map_pool_pgs_up' of 'ceph_module.BasePyOSDMap' "
+                              "objects> returned NULL without setting an exception")
         return {pg: self.cluster.up_set(pg) for pg in self.cluster.raw if
                 pg.startswith(f"{pool_id}.")}
 
@@ -169,6 +172,15 @@ class FakeCluster:
         self.pg_states = [{"state_name": "active+clean", "count": len(self.raw)}]
         self.ops[pool_id] = 0
         self.epoch += 1
+
+    def remove_pool(self, pool_id: int) -> None:
+        del self.pools[pool_id]
+        for pg in [pg for pg in self.raw if pg.startswith(f"{pool_id}.")]:
+            del self.raw[pg]
+            self.upmaps.pop(pg, None)
+        self.ops.pop(pool_id, None)
+        self.epoch += 1
+        self.on_change()  # the mgr's notify of the new map
 
     def on_change(self) -> None:
         """Set by make_module: the mgr's notify('osd_map') on a new epoch."""

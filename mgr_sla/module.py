@@ -46,6 +46,7 @@ from .shell.tick_runner import Collaborators, TickRunner
 # Between ticks, in shared mode, the perf query is read this often: an OSD
 # report that brings urgent ops starts a tick at once.
 PERF_POLL_SECS = 0.25
+TICK_FAILURES_WARN = 3  # ticks failing in a row before SLA_TICK_FAILED
 TICK_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
 
@@ -85,6 +86,7 @@ class Module(MgrModule):
         self._metrics = MetricsServer(self._status_snapshot)
         self._metrics_where: Optional[tuple[str, int]] = None
         self._tick_hist = TickHistogram(TICK_BUCKETS)
+        self._tick_failures = 0  # in a row
 
     # ---- options -----------------------------------------------------------
     @property
@@ -162,11 +164,29 @@ class Module(MgrModule):
     # ---- the tick ----------------------------------------------------------
     def tick(self) -> None:
         started = time.monotonic()
+        self._health.clear("SLA_TICK_FAILED")  # a tick that ends publishes without it
         try:
             with self._store.act_lock:
                 self._ticker.run(time.time())
+            self._tick_failures = 0
+        except Exception as e:
+            self._tick_failed(e)
+            raise
         finally:
             self._tick_hist.observe(time.monotonic() - started)
+
+    def _tick_failed(self, e: Exception) -> None:
+        """Ticks failing in a row: the mode and the pools are no longer looked
+        after, so `ceph health` says it (the mgr log has the traceback)."""
+        self._tick_failures += 1
+        if self._tick_failures < TICK_FAILURES_WARN:
+            return
+        self._health.set("SLA_TICK_FAILED", f"sla: the last {self._tick_failures} ticks "
+                         "failed; the mode and the pools are not looked after", [
+                             f"{type(e).__name__}: {e}",
+                             "the mgr log has each failure ('sla: tick failed'); "
+                             "'ceph mgr fail' restarts the module"])
+        self.set_health_checks(self._ticker.health_checks())
 
     # ---- status ------------------------------------------------------------
     def _status_snapshot(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Container
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -147,6 +148,20 @@ class ModuleState:
         return sorted(p for p, r in self.roles.items()
                       if (role is None or r.role is role)
                       and (strategy is None or r.strategy is strategy))
+
+    def forget_pools(self, exist: Container[int]) -> list[int]:
+        """Drop what is kept about pools that no longer exist (their roles,
+        send-backs and place in the last step); the roles dropped."""
+        gone = [p for p in self.roles if p not in exist]
+        for pool_id in gone:
+            del self.roles[pool_id]
+        for pool_id in [p for p in self.sent_back if p not in exist]:
+            del self.sent_back[pool_id]
+        step = self.last_step
+        if step is not None and any(p not in exist for p in step.pools):
+            pools = tuple(p for p in step.pools if p in exist)
+            self.last_step = StepRecord(step.at, step.epoch, pools) if pools else None
+        return gone
 
     def last_switch(self) -> SwitchRecord | None:
         real = [r for r in self.history if not r.dry_run]

@@ -54,6 +54,8 @@ class MapReader:
         live until the next map, and the garbage collector skips tuples of ints
         (a list each, 15,000 of them, made its full pass 13 ms long)."""
         up = self._up.get(pool_id)
+        if up is None and self._snapshot is not None and pool_id not in self._snapshot.view.pools:
+            return {}  # the mgr's C++ fails on a pool its map does not have
         if up is None:
             assert self._get_osdmap is not None, "MapReader built without get_osdmap"
             up = self._up[pool_id] = {

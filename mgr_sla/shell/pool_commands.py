@@ -83,9 +83,7 @@ class PoolCommands:
             failed = self._install_for(info, view, options, new)
             if failed is not None:
                 return failed
-        with self._store.lock:
-            self._store.state().roles[info.pool_id] = new
-            self._store.save()
+        self._remanage(info.pool_id, new)
         data = {"pool": pool, "pool_id": info.pool_id, "role": role.value,
                 "placement": new.placement.value, "strategy": new.strategy.value,
                 "auto": new.auto}
@@ -236,6 +234,9 @@ class PoolCommands:
         with self._store.lock:
             self._store.state().roles[pool_id] = role
             self._store.save()
+        # the tick's maps may predate the pool (its notify not delivered yet):
+        # read again, or the tick would forget the role of a pool it cannot see
+        self._maps.mark_dirty()
 
     # ---- plan / rules apply ----------------------------------------------------
     def switch_moves(self, to: Mode) -> list[dict[str, Any]]:

@@ -382,9 +382,8 @@ class TickRunner:
         return config_warnings.max_misplaced(self._settings(), self._mgr)
 
     def _forget_deleted_pools(self, state: ModuleState, maps: MapSnapshot) -> None:
-        for pool_id in [p for p in state.roles if p not in maps.view.pools]:
+        for pool_id in state.forget_pools(maps.view.pools):
             self._mgr.log.info("sla: pool %d no longer exists; forgetting its role", pool_id)
-            del state.roles[pool_id]
 
     def health_checks(self) -> dict[str, Any]:
         checks = self._health.snapshot()

@@ -4,6 +4,7 @@ SIGTERM (the finalizer and an atexit hook both stop it by PID)."""
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import signal
 import tempfile
@@ -35,6 +36,9 @@ def cluster() -> Iterator[Cluster]:
             return
         stopped = True
         Cluster(path).down() if (path / "pids").exists() else None
+        keep = os.environ.get("SLA_KEEP_LOGS")  # a directory for the daemons' logs
+        if keep and (path / "log").is_dir():
+            shutil.copytree(path / "log", Path(keep) / path.name, dirs_exist_ok=True)
         shutil.rmtree(path, ignore_errors=True)
 
     atexit.register(stop)

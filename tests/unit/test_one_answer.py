@@ -141,3 +141,45 @@ def test_a_step_settles_once_its_pgs_report_the_osds_the_map_gives_them() -> Non
     assert "as last reported" in unreported[0].state
     cluster.stale_up = {}
     assert reader.step_settled(step, later + STATS_SECS)
+
+
+def test_a_pool_deleted_after_its_step_is_forgotten_and_the_next_pool_shares() -> None:
+    """A step's pool deleted while the step is on record: the tick goes on
+    (the mgr cannot map a pool its map lacks), the record forgets the pool,
+    and a pool set normal later shares."""
+    from mgr_sla.core.state import StepRecord
+    cluster, m = three_pools()
+    ticks(m, 4)
+    assert cluster.rule_of(2) == "sla_shared"
+    with m._store.lock:
+        m._store.state().last_step = StepRecord(0.0, cluster.epoch, (2, 3))
+    cluster.remove_pool(2)
+    ticks(m, 1)
+    with m._store.lock:
+        state = m._store.state()
+        assert 2 not in state.roles
+        assert state.last_step is None or 2 not in state.last_step.pools
+    cluster.add_pool(5, "later", "replicated_rule")
+    assert m.cmd_pool_set("later", role=Role.NORMAL, strategy=Strategy.MOVE).retval == 0
+    ticks(m, 4)
+    assert cluster.rule_of(5) == "sla_shared"
+
+
+def test_ticks_failing_in_a_row_raise_a_health_check_that_a_good_tick_clears() -> None:
+    cluster, m = three_pools()
+    ticks(m, 1)
+    run = m._ticker.run
+
+    def broken(now: float) -> None:
+        raise RuntimeError("the map is not what it was")
+    m._ticker.run = broken
+    for n in range(3):
+        assert "SLA_TICK_FAILED" not in m.health, n
+        with pytest.raises(RuntimeError):
+            m.tick()
+    check = m.health["SLA_TICK_FAILED"]
+    assert "3 ticks failed" in check["summary"]
+    assert "RuntimeError: the map is not what it was" in check["detail"][0]
+    m._ticker.run = run
+    ticks(m, 1)
+    assert "SLA_TICK_FAILED" not in m.health
