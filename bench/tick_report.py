@@ -11,6 +11,8 @@ tick-growth.png (needs matplotlib) into --out-dir (default docs/benchmarks).
 """
 from __future__ import annotations
 
+import math
+
 if __name__ == "__main__" and not __package__:
     import _script  # noqa: F401  (bench/_script.py: runs this as python3 -m bench.<name>)
 
@@ -51,7 +53,9 @@ def plot(runs: list[dict[str, Any]], path: Path) -> bool:
     fig, ax = plt.subplots(figsize=(7, 4))
     pgs = [r["pgs"] for r in runs]
     for column in PLOTTED:
-        ax.plot(pgs, [r.get(column) for r in runs], marker="o", label=column)
+        # a run without the column plots as a gap (NaN), not a zero
+        ax.plot(pgs, [math.nan if r.get(column) is None else float(r[column]) for r in runs],
+                marker="o", label=column)
     ax.axhline(TARGETS["quiet_tick_ms_p99"], color="grey", linestyle=":",
                label=f"target: quiet tick p99 {TARGETS['quiet_tick_ms_p99']:g} ms")
     ax.set_xscale("log")

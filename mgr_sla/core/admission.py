@@ -32,6 +32,7 @@ which.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -84,10 +85,12 @@ class PoolAdmission:
         """For status, plan and metrics: the model's gain, the measured one,
         and the one the module decides on."""
         mine = self.verdict()
-        measured = mine.gain if mine.gain.source == "measured" else None
+        measured = mine.gain.measured
         return {"model": mine.cost.expected_gain,
                 "measured": measured.gain if measured else None,
-                "measured_basis": measured.basis if measured else None,
+                "measured_interval": [measured.low, None if math.isinf(measured.high)
+                                      else measured.high] if measured else None,
+                "measured_basis": measured.basis() if measured else None,
                 "expected": mine.gain.gain, "source": mine.gain.source}
 
     def to_dict(self, nearfull_ratio: float) -> dict[str, Any]:
@@ -242,7 +245,7 @@ def _gains(pool: NormalPool, costs: Mapping[str, SwitchCost], facts: AdmissionFa
            ) -> dict[str, ExpectedGain]:
     return {kind: expected_gain(cost.expected_gain, kind, pool.read_fraction,
                                 pool.measured.get(kind), facts.now,
-                                facts.settings.gain_retry_secs)
+                                facts.settings.gain_retry_secs, facts.settings.min_gain)
             for kind, cost in costs.items()}
 
 

@@ -236,6 +236,14 @@ def is_settled(state: str) -> bool:
     return "active" in parts and "clean" in parts
 
 
+def moving_pools(by_pool: Mapping[str, Mapping[str, int]] | None) -> frozenset[int]:
+    """The pools with a PG not active+clean (pg_summary's by_pool): their
+    data moves or their PGs re-peer, so their client latency says nothing
+    about the placement they are headed for."""
+    return frozenset(int(p) for p, states in (by_pool or {}).items()
+                     if any(not is_settled(str(s)) for s in states))
+
+
 def pgs_not_clean(pg_stats: Iterable[Mapping[str, Any]], pool_ids: Iterable[int]) -> int:
     wanted = {str(p) for p in pool_ids}
     return sum(1 for pg in pg_stats

@@ -1,84 +1,77 @@
 """What sharing brings a normal pool, measured on its own client ops, and
 whether sharing it is worth what it costs.
 
-The module's perf query gives each pool's ops and latency sums. While the
-urgent clients are quiet, the ledger sums them over windows of
-`window_secs` and files each window under the pool's placement (isolated, or
-shared by one strategy) and its load: the ops the pool had in flight
-(Little's law: ops/s x mean latency), in bins a factor 4 wide. A
+The module's perf query gives each pool's ops and latency sums, reads and
+writes apart. While the urgent clients are quiet, the ledger sums them over
+windows of `window_secs` and files each window under the pool's placement
+(isolated, or shared by one strategy; a window while the pool's data moves
+is filed apart and never compared) and its load: the ops the pool had in
+flight (Little's law: ops/s x mean latency), in bins a factor 4 wide. A
 closed-loop client (a VM, fio, `rados bench`) keeps its in-flight ops
 whatever the placement, so its gain shows as a shorter latency per op and as
 as many more ops/s; an open-loop client below saturation keeps its rate, and
 its ops in flight shrink by the gain (a bin holds a gain up to 4 either way).
-A strategy's measured gain is the isolated over its shared mean latency per
-op, compared only at the loads seen in both placements, each load weighted
-by the ops of its rarer side (a geometric mean). Only the last
-`keep_periods` periods of each placement count, so a pool whose workload
-changed is judged on what it does now.
+A strategy's measured gain is worked out per op kind at the loads seen in
+both placements (gain_stats.py), then combined at the pool's mix of now: a
+change of mix alone measures 1.0. Only the last `keep_periods` periods of
+each placement count, so a pool whose workload changed is judged on what it
+does now. The ledger is small (sums per period, load and kind) and is kept
+in the module's store: a mgr failover keeps what was measured.
 """
 from __future__ import annotations
 
+import json
 import math
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .activity import PoolPeriod
+from .gain_stats import KINDS, LoadBin, gain_at_mix, kind_gain
 from .state import SwitchRecord
 
 WINDOW_SECS = 30.0
 KEEP_PERIODS = 2
 # each placement needs this much measured load at the matched loads before
-# its gain counts: a minute of ops, a few hundred of them
-MIN_SECS = 60.0
+# its gain counts: two windows of ops, a few hundred of them
+MIN_WINDOWS = 2
 MIN_OPS = 200
 BIN_BASE = 4.0
-# a measured gain stands for the mix it was measured at: beyond this change
-# in the read fraction the model speaks again until it is measured anew
-MIX_CHANGE = 0.2
 # the usual quiet period needs this many ended shared periods: the median of
 # one or two (a first short spell) says little about the quiet at that hour
 MIN_QUIET_PERIODS = 3
 # a pool's placement in the ledger: isolated, or shared by a strategy (its name)
 ISOLATED = "isolated"
-
-
-@dataclass
-class LoadBin:
-    secs: float = 0.0
-    ops: int = 0
-    reads: int = 0
-    latency_ns: int = 0
-    latency_count: int = 0
-
-    def add(self, other: LoadBin) -> None:
-        self.secs += other.secs
-        self.ops += other.ops
-        self.reads += other.reads
-        self.latency_ns += other.latency_ns
-        self.latency_count += other.latency_count
-
-    @property
-    def latency_secs(self) -> float:
-        return self.latency_ns / self.latency_count / 1e9 if self.latency_count else 0.0
+MOVING = "+moving"  # appended while the pool's data moves: filed apart
+LEDGER_VERSION = 1
 
 
 @dataclass(frozen=True)
 class MeasuredGain:
     gain: float
+    low: float  # the 95% interval
+    high: float
     shared_secs: float
     isolated_secs: float
     shared_ops: int
     isolated_ops: int
     loads: int  # in-flight bins seen in both placements
-    read_fraction: float  # the mix of the shared ops it was measured at
+    read_fraction: float  # the mix it is worked out at
     at: float  # the last shared window that counted
+
+    def clear_of(self, bar: float) -> bool:
+        """The interval lies wholly above or below `bar`."""
+        return self.low > bar or self.high < bar
+
+    def interval(self) -> str:
+        high = "inf" if math.isinf(self.high) else f"{self.high:.2f}"
+        return f"{self.low:.2f}-{high}x"
 
     def basis(self) -> str:
         return (f"{self.shared_secs:.0f} s shared ({self.shared_ops} ops) against "
                 f"{self.isolated_secs:.0f} s isolated ({self.isolated_ops} ops) at "
                 f"{self.loads} matched load{'s' if self.loads != 1 else ''}, "
-                f"{self.read_fraction:.0%} reads")
+                f"{self.read_fraction:.0%} reads, 95% interval {self.interval()}")
 
 
 @dataclass
@@ -86,6 +79,7 @@ class _Window:
     start: float
     placement: str
     bin: LoadBin = field(default_factory=LoadBin)
+    periods: list[PoolPeriod] = field(default_factory=list)
 
 
 def load_bin(ops: int, secs: float, latency_secs: float) -> int:
@@ -107,14 +101,15 @@ class GainLedger:
         # (pool, placement) -> the last periods, each: load bin -> sums
         self._periods: dict[tuple[int, str], deque[dict[int, LoadBin]]] = {}
         self._last_shared: dict[tuple[int, str], float] = {}
+        self.version = 0  # bumped as a window is filed: the shell saves then
 
     def add(self, now: float, periods: Mapping[int, PoolPeriod],
             placement: Mapping[int, str], quiet: bool) -> None:
         """One tick: `periods` the counters since the last, `placement` each
-        normal pool's placement now (ISOLATED, or the strategy sharing it),
-        `quiet` the urgent clients below their low threshold. A window that
-        saw urgent load or a placement change is dropped (its ops are not
-        comparable)."""
+        normal pool's placement now (ISOLATED, or the strategy sharing it;
+        MOVING appended while its data moves), `quiet` the urgent clients
+        below their low threshold. A window that saw urgent load or a
+        placement change is dropped (its ops are not comparable)."""
         for pool, where in placement.items():
             if self._placement.get(pool) != where:
                 self._placement[pool] = where
@@ -134,9 +129,7 @@ class GainLedger:
                 continue
             period = periods.get(pool)
             if period is not None:
-                window.bin.add(LoadBin(0.0, period.ops, period.read_ops,
-                                       period.write_latency_ns + period.read_latency_ns,
-                                       period.write_latency_count + period.read_latency_count))
+                window.periods.append(period)
             if now - window.start >= self.window_secs:
                 self._file(pool, window, now)
                 self._open[pool] = _Window(now, where)
@@ -144,14 +137,23 @@ class GainLedger:
             self.forget(pool)
 
     def _file(self, pool: int, window: _Window, now: float) -> None:
-        sums = window.bin
-        if not sums.ops or not sums.latency_count:
+        r_ops = sum(p.read_latency_count for p in window.periods)
+        w_ops = sum(p.write_latency_count for p in window.periods)
+        r_ns = sum(p.read_latency_ns for p in window.periods)
+        w_ns = sum(p.write_latency_ns for p in window.periods)
+        if not r_ops + w_ops or not r_ns + w_ns:
             return
-        sums.secs = now - window.start
-        key = load_bin(sums.ops, sums.secs, sums.latency_secs)
-        self._periods[(pool, window.placement)][-1].setdefault(key, LoadBin()).add(sums)
+        sums = LoadBin(now - window.start)
+        sums.kinds["read"].add_window(r_ops, r_ns)
+        sums.kinds["write"].add_window(w_ops, w_ns)
+        key = load_bin(r_ops + w_ops, sums.secs, (r_ns + w_ns) / (r_ops + w_ops) / 1e9)
+        kept = self._periods.setdefault((pool, window.placement), deque(maxlen=self._keep))
+        if not kept:  # a spell going on across a failover, its period not kept
+            kept.append({})
+        kept[-1].setdefault(key, LoadBin()).add(sums)
         if window.placement != ISOLATED:
             self._last_shared[(pool, window.placement)] = now
+        self.version += 1
 
     def forget(self, pool: int) -> None:
         self._open.pop(pool, None)
@@ -167,24 +169,57 @@ class GainLedger:
                 out.setdefault(key, LoadBin()).add(sums)
         return out
 
-    def measured(self, pool: int, strategy: str) -> MeasuredGain | None:
-        """The pool's gain when `strategy` shares it, once both placements
-        have enough ops at loads seen in both; None until then."""
+    def measured(self, pool: int, strategy: str, read_fraction: float | None = None
+                 ) -> MeasuredGain | None:
+        """The pool's gain when `strategy` shares it, at `read_fraction` (the
+        shared side's own mix when None), once both placements have enough
+        ops at loads seen in both, of each kind the mix needs; None until then."""
         shared, isolated = self._merged(pool, strategy), self._merged(pool, ISOLATED)
         keys = sorted(set(shared) & set(isolated))
         s_secs = sum(shared[k].secs for k in keys)
         i_secs = sum(isolated[k].secs for k in keys)
         s_ops = sum(shared[k].ops for k in keys)
         i_ops = sum(isolated[k].ops for k in keys)
-        if min(s_secs, i_secs) < MIN_SECS or min(s_ops, i_ops) < MIN_OPS:
+        if min(s_secs, i_secs) < MIN_WINDOWS * self.window_secs or min(s_ops, i_ops) < MIN_OPS:
             return None
-        weights = {k: min(shared[k].ops, isolated[k].ops) for k in keys}
-        log_gain = sum(w * math.log(isolated[k].latency_secs / shared[k].latency_secs)
-                       for k, w in weights.items()) / sum(weights.values())
-        reads = sum(shared[k].reads for k in keys)
-        return MeasuredGain(round(math.exp(log_gain), 3), round(s_secs, 1), round(i_secs, 1),
-                            s_ops, i_ops, len(keys), round(reads / s_ops, 3),
-                            self._last_shared.get((pool, strategy), 0.0))
+        mix = read_fraction if read_fraction is not None else \
+            sum(shared[k].reads for k in keys) / s_ops
+        got = gain_at_mix({k: kind_gain(k, shared, isolated, keys) for k in KINDS}, mix)
+        if got is None:
+            return None
+        return MeasuredGain(round(got.gain, 3), round(got.low, 3), got.high if math.isinf(
+            got.high) else round(got.high, 3), round(s_secs, 1), round(i_secs, 1), s_ops,
+            i_ops, len(keys), round(mix, 3), self._last_shared.get((pool, strategy), 0.0))
+
+    # ---- the store: a failover keeps what was measured ---------------------------
+    def to_json(self) -> str:
+        return json.dumps({"version": LEDGER_VERSION, "pools": [
+            {"pool": pool, "placement": where,
+             "periods": [{str(k): b.to_dict() for k, b in period.items()} for period in kept],
+             "last_shared": self._last_shared.get((pool, where))}
+            for (pool, where), kept in sorted(self._periods.items()) if any(kept)],
+            "now": {str(p): where for p, where in sorted(self._placement.items())}})
+
+    def load_json(self, text: str | None) -> bool:
+        """What a previous mgr kept; False (and nothing taken) when it cannot be read."""
+        try:
+            raw = json.loads(text or "")
+            if raw.get("version") != LEDGER_VERSION:
+                return False
+            periods: dict[tuple[int, str], deque[dict[int, LoadBin]]] = {}
+            last: dict[tuple[int, str], float] = {}
+            for entry in raw["pools"]:
+                key = (int(entry["pool"]), str(entry["placement"]))
+                periods[key] = deque(({int(k): LoadBin.from_dict(b) for k, b in p.items()}
+                                      for p in entry["periods"]), maxlen=self._keep)
+                if entry.get("last_shared") is not None:
+                    last[key] = float(entry["last_shared"])
+            # the placement each pool had: a spell that goes on continues its period
+            now = {int(p): str(where) for p, where in (raw.get("now") or {}).items()}
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return False
+        self._periods, self._last_shared, self._placement = periods, last, now
+        return True
 
 
 @dataclass(frozen=True)
@@ -192,27 +227,27 @@ class ExpectedGain:
     gain: float
     source: str  # "measured" or "model"
     basis: str
+    measured: MeasuredGain | None = None  # the measurement, decisive or not
 
 
 def expected_gain(model: float, strategy: str, read_fraction: float | None,
-                  measured: MeasuredGain | None, now: float, retry_secs: float
-                  ) -> ExpectedGain:
-    """The measured gain while it is fresh and the mix it was measured at
-    still holds; the model otherwise. A pool kept isolated for a low measured
-    gain gets no new shared samples: after `retry_secs` the model speaks
-    again, so one bad night does not exclude it for ever."""
+                  measured: MeasuredGain | None, now: float, retry_secs: float,
+                  min_gain: float) -> ExpectedGain:
+    """The measured gain while it is fresh and its interval clear of
+    `min_gain` (it then decides either way); the model otherwise. A pool
+    kept isolated for a low measured gain gets no new shared samples: after
+    `retry_secs` the model speaks again, so one bad night does not exclude it
+    for ever."""
     mix = "no client ops measured: 50% reads assumed" if read_fraction is None \
         else f"{read_fraction:.0%} reads"
     if measured is not None:
         stale = now - measured.at > retry_secs
-        moved = read_fraction is not None and \
-            abs(read_fraction - measured.read_fraction) > MIX_CHANGE
-        if not stale and not moved:
-            return ExpectedGain(measured.gain, "measured", measured.basis())
+        if not stale and measured.clear_of(min_gain):
+            return ExpectedGain(measured.gain, "measured", measured.basis(), measured)
         why = "measured too long ago" if stale else \
-            f"measured at {measured.read_fraction:.0%} reads"
+            f"measured {measured.interval()}, not clear of min_gain {min_gain:g}x"
         return ExpectedGain(model, "model", f"{strategy}, {mix} ({why}: "
-                            f"{measured.gain:.2f}x)")
+                            f"{measured.gain:.2f}x)", measured)
     return ExpectedGain(model, "model", f"{strategy}, {mix}")
 
 

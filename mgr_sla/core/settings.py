@@ -55,6 +55,7 @@ class Settings:
     # (its measured gain once known, the strategy's model until then)
     min_gain: float = 1.05
     gain_retry_secs: float = 7 * 86400.0
+    gain_window_secs: float = 30.0
     max_urgent_drive_writes: float = 0.3
 
     @classmethod
@@ -189,8 +190,12 @@ SETTINGS_SPECS = (
     OptionSpec("gain_retry_secs", "secs",
                "a measured gain counts this long after its last shared period (a pool kept "
                "isolated for a low gain is tried again on the model after it), and only while "
-               "the pool's read/write mix stays within 20 points of the one it was measured at",
+               "its 95% interval is clear of min_gain",
                min=60),
+    OptionSpec("gain_window_secs", "secs",
+               "the measured gain's window: a normal pool's ops and latency are summed over "
+               "this long, and each placement needs two windows of a kind before it counts",
+               min=5, max=600),
     OptionSpec("max_urgent_drive_writes", "float",
                "bytes the switches to shared may write onto the urgent OSDs per day, in drive "
                "writes of the urgent region's raw capacity (0.3: 30% of its raw bytes a day); a "

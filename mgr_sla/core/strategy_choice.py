@@ -13,11 +13,12 @@ do not take turns. A pool set with `--strategy` keeps its strategy.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .gain import ExpectedGain
+from .gain import ExpectedGain, MeasuredGain
 
 STRATEGY_MARGIN = 1.1
 
@@ -42,7 +43,14 @@ class StrategyChoice:
     def to_dict(self) -> dict[str, Any]:
         return {"strategy": self.strategy, "auto": self.auto, "why": self.why,
                 "options": {o.strategy: {"gain": o.gain.gain, "source": o.gain.source,
+                                         "measured": _measured(o.gain.measured),
                                          "blocked": o.blocked} for o in self.options}}
+
+
+def _measured(m: MeasuredGain | None) -> dict[str, Any] | None:
+    if m is None:
+        return None
+    return {"gain": m.gain, "low": m.low, "high": None if math.isinf(m.high) else m.high}
 
 
 def choose_strategy(current: str, auto: bool, options: Sequence[StrategyOption],

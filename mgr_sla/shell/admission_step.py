@@ -21,7 +21,7 @@ from ..core.admission import (
 )
 from ..core.cluster import PoolInfo
 from ..core.decision import Mode, ThresholdError
-from ..core.gain import ISOLATED, GainLedger
+from ..core.gain import ISOLATED, MOVING, GainLedger
 from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
 from ..core.models.registry import AUTO_ORDER, auto_role
@@ -54,12 +54,16 @@ def snapshot_of(state: ModuleState, seen: ModuleState | None) -> ModuleState:
     return seen if seen is not None and seen.roles == state.roles else snapshot(state)
 
 
+LEDGER_KEY = "gain_ledger"  # the module's store: the measured gains' sums
+
+
 class AdmissionStep:
     def __init__(self, mgr: MgrPort, health: HealthChecks, read_fraction: Any,
                  up_sets: Any) -> None:
         self._mgr = mgr
         self._health = health
         self.ledger = GainLedger()
+        self._ledger_saved = -1  # the ledger's version in the store (-1: not read yet)
         self.facts = FactReader(mgr, read_fraction, self.ledger, up_sets)
         # published whole: status, plan and metrics read them from other threads
         self.admission: Admission | None = None
@@ -75,7 +79,7 @@ class AdmissionStep:
         """The admission again when a fact it depends on changed (state: a
         snapshot, read outside the status lock)."""
         self.facts.read_health()
-        if not self.facts.due(now, state, maps) and not force:
+        if not self.facts.due(now, state, maps, settings) and not force:
             return
         facts = self.facts.admission_facts(now, state, maps, settings)
         admission = admit(facts)
@@ -200,19 +204,28 @@ class AdmissionStep:
                           if now - t < REPEER_EVERY_SECS}
 
     def fold(self, now: float, periods: Mapping[int, PoolPeriod], roles: Mapping[int, PoolRole],
-             urgent_iops: float | None, settings: Settings) -> None:
+             urgent_iops: float | None, settings: Settings, moving: frozenset[int]) -> None:
         """One tick's counters of the normal pools into the gain ledger, under
-        their placement; comparable only while the urgent clients are below
-        the low threshold (then a normal pool's service is what its placement
-        gives it)."""
+        their placement (`moving`: pools whose data moves, filed apart);
+        comparable only while the urgent clients are below the low threshold
+        (then a normal pool's service is what its placement gives it). The
+        ledger goes to the store as a window is filed: a failover keeps it."""
         try:
             quiet = urgent_iops is not None and urgent_iops < settings.thresholds().low_iops
         except ThresholdError:
             quiet = False
         shared = self.shared_pools
-        placement = {p: r.strategy.value if p in shared else ISOLATED
+        placement = {p: (r.strategy.value if p in shared else ISOLATED)
+                     + (MOVING if p in moving else "")
                      for p, r in roles.items() if r.role is Role.NORMAL}
+        self.ledger.window_secs = settings.gain_window_secs
+        if self._ledger_saved < 0:  # the first fold: what the last mgr measured
+            self.ledger.load_json(self._mgr.get_store(LEDGER_KEY))
+            self._ledger_saved = self.ledger.version
         self.ledger.add(now, periods, placement, quiet)
+        if self.ledger.version != self._ledger_saved:
+            self._mgr.set_store(LEDGER_KEY, self.ledger.to_json())
+            self._ledger_saved = self.ledger.version
 
     @property
     def shared_pools(self) -> frozenset[int]:

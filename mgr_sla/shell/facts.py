@@ -99,9 +99,11 @@ class FactReader:
             self.withheld = withheld(health)
         return self.withheld
 
-    def due(self, now: float, state: ModuleState, maps: MapSnapshot) -> bool:
-        """A refresh is due: something the admission depends on changed."""
-        key = (maps.view.epoch, self.withheld, self.limits.version, state.pinned,
+    def due(self, now: float, state: ModuleState, maps: MapSnapshot, settings: Settings
+            ) -> bool:
+        """A refresh is due: something the admission depends on changed (an
+        option the operator set, too: `plan` shows its effect at once)."""
+        key = (maps.view.epoch, self.withheld, self.limits.version, state.pinned, settings,
                tuple(sorted((p, r.role.value, r.strategy.value, r.auto)
                             for p, r in state.roles.items())),
                tuple(sorted(state.sent_back)))
@@ -202,8 +204,9 @@ class FactReader:
         base = isolated_size(role, info.size)
         stored = float(stats.get("stored", 0) or
                        float(stats.get("bytes_used", 0) or 0) / max(info.size, 1))
+        mix = self._read_fraction(pid)
         measured = {k.value: m for k in Strategy
-                    if (m := self._ledger.measured(pid, k.value)) is not None}
+                    if (m := self._ledger.measured(pid, k.value, mix)) is not None}
         projections: dict[str, Projection] = {}
         live: dict[int, int] = {}
         if placement is not Placement.ISOLATED:
@@ -214,7 +217,7 @@ class FactReader:
         elif role.auto or role.strategy is Strategy.MOVE:
             projections[Strategy.MOVE.value] = self._planned(pid, info, base, maps)
         return NormalPool(pid, info.name, role, info, placement, stored,
-                          self._read_fraction(pid), projections, live, measured,
+                          mix, projections, live, measured,
                           pid in view.choose_args_pools, target_urgent_share(regions, base))
 
     def _planned(self, pid: int, info: PoolInfo, size: int, maps: MapSnapshot) -> Projection:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..core.cluster import moving_pools
 from ..core.decision import DecisionState, Mode, ThresholdError, Thresholds
 from ..core.gates import (
     ClusterHealth,
@@ -156,7 +157,8 @@ class TickRunner:
                                settings.rate_window_secs, settings.slo_window_secs)
         self.urgent_iops = self._activity.total_rate(urgent)
         # latency per op (the perf query only): the gain of sharing each normal pool
-        self._admission.fold(seen.now, seen.periods, seen.roles, self.urgent_iops, settings)
+        self._admission.fold(seen.now, seen.periods, seen.roles, self.urgent_iops, settings,
+                             moving_pools((seen.summary or {}).get("by_pool")))
 
     # ---- plan ----------------------------------------------------------------
     def _plan_step(self, seen: Measured) -> tuple[TickPlan | None, str | None]:

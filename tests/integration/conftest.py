@@ -18,6 +18,7 @@ from harness.cephcluster import Cluster
 # Short timings so a scenario takes seconds: production defaults are in docs/operating.md.
 DWELL = 12
 HIGH, LOW = 60, 25
+GAIN_WINDOW = 10  # the measured gain's window: two of them per placement
 
 
 def _sigterm(signum: int, frame: object) -> None:
@@ -61,6 +62,7 @@ def sla_pools(cluster: Cluster) -> Cluster:
     cluster.create_pool("normal", 32)
     for name, value in [("interval_secs", 1), ("min_dwell_secs", DWELL),
                         ("rate_window_secs", 3), ("max_misplaced_ratio", 0.05),
+                        ("gain_window_secs", GAIN_WINDOW),
                         # pools without clients share: test_gain.py tests min_gain
                         ("min_gain", 0)]:
         cluster.ceph("config", "set", "mgr", f"mgr/sla/{name}", str(value))

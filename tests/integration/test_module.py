@@ -179,6 +179,8 @@ def test_upmap_that_breaks_inclusion_is_repaired(cluster: Cluster, sla: Objects)
 
 def test_urgent_load_isolates_and_quiet_shares_again(cluster: Cluster, sla: Objects) -> None:
     wait_mode(cluster, "shared", DWELL + 90)  # also when run alone
+    # shared and placed: the switch to isolated then has replicas to move back
+    wait_for("normal placed", lambda: placed(cluster, "normal"), 180)
     bench = PacedWriter(cluster, "urgent")
     try:
         wait_mode(cluster, "isolated", 60)

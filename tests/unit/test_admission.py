@@ -167,7 +167,7 @@ def test_space_past_nearfull_on_the_same_mapping() -> None:
 
 def test_the_write_budget_goes_to_the_best_gains_first() -> None:
     settings = Settings(max_urgent_drive_writes=0.2, min_gain=0)  # 80 GiB a day
-    gain = {"copy": MeasuredGain(3.0, 600, 600, 900, 900, 1, 0.9, 1e6 - 60)}
+    gain = {"copy": MeasuredGain(3.0, 2.8, 3.2, 600, 600, 900, 900, 1, 0.9, 1e6 - 60)}
     first = pool(2, COPY, stored_bytes=50 * GIB, measured=gain, read_fraction=0.9)
     second = pool(3, COPY, stored_bytes=50 * GIB, read_fraction=0.9)
     result = admit(facts(second, first, settings=settings))
@@ -183,7 +183,7 @@ def test_the_gain_decides_unless_shared_mode_is_pinned() -> None:
     assert why is not None and "under min_gain 1.05x" in why
     assert kept(facts(writes, pinned=Mode.SHARED)) is None
     assert kept(facts(writes, settings=Settings(min_gain=0))) is None
-    slow = MeasuredGain(0.8, 600, 600, 900, 900, 1, 0.7, 1e6 - 60)
+    slow = MeasuredGain(0.8, 0.7, 0.9, 600, 600, 900, 900, 1, 0.7, 1e6 - 60)
     why = kept(facts(pool(measured={"move": slow})))
     assert why is not None and "0.80x (measured" in why
 
@@ -212,7 +212,7 @@ def test_a_pool_sent_back_stays_isolated_and_says_why() -> None:
 
 
 def test_a_shared_pool_is_judged_on_its_limits_not_its_gain() -> None:
-    slow = MeasuredGain(0.5, 600, 600, 900, 900, 1, 0.7, 1e6 - 60)
+    slow = MeasuredGain(0.5, 0.45, 0.55, 600, 600, 900, 900, 1, 0.7, 1e6 - 60)
     shared = pool(placement=Placement.SHARED, live=EVEN, measured={"move": slow},
                   projections={"move": Projection(EVEN, "placed")})
     assert kept(facts(shared)) is None

@@ -39,13 +39,15 @@ def run(ledger: GainLedger, start: float, secs: int, shared: bool | str, per_sec
 def test_a_closed_loop_client_twice_as_fast_shared_measures_a_gain_of_two() -> None:
     ledger = GainLedger()
     # 4 ops in flight both ways: 100 ops/s at 40 ms isolated, 200 ops/s at 20 ms shared
-    t = run(ledger, 0, 200, False, 100, 40.0)
+    t = run(ledger, 0, 200, False, 100, 40.0, reads=0.9)
     assert ledger.measured(POOL, "copy") is None  # no shared period yet
     run(ledger, t, 200, True, 200, 20.0, reads=0.9)
     got = ledger.measured(POOL, "copy")
     assert got is not None and abs(got.gain - 2.0) < 0.01, got
     assert got.loads == 1 and got.read_fraction == 0.9
-    assert "matched load" in got.basis()
+    assert "matched load" in got.basis() and "95% interval" in got.basis()
+    # the same latency every window: the interval is the gain itself
+    assert got.low == got.gain == got.high
 
 
 def test_ops_while_urgent_clients_are_busy_do_not_count() -> None:
@@ -122,19 +124,27 @@ def test_a_deleted_pool_is_forgotten() -> None:
     assert ledger.measured(POOL, "copy") is None
 
 
-def measured(gain: float, at: float = 1000.0, reads: float = 0.9) -> MeasuredGain:
-    return MeasuredGain(gain, 300, 300, 3000, 3000, 1, reads, at)
+def measured(gain: float, at: float = 1000.0, reads: float = 0.9, spread: float = 1.0
+             ) -> MeasuredGain:
+    return MeasuredGain(gain, gain / spread, gain * spread, 300, 300, 3000, 3000, 1, reads, at)
 
 
-def test_the_measured_gain_speaks_while_fresh_and_at_the_same_mix() -> None:
-    got = expected_gain(1.5, "copy", 0.85, measured(1.02), now=2000, retry_secs=86400)
+def test_the_measured_gain_speaks_while_fresh_and_clear_of_min_gain() -> None:
+    got = expected_gain(1.5, "copy", 0.85, measured(1.02), now=2000, retry_secs=86400,
+                        min_gain=1.05)
     assert (got.gain, got.source) == (1.02, "measured")
     stale = expected_gain(1.5, "copy", 0.85, measured(1.02), now=1000 + 86401,
-                          retry_secs=86400)
+                          retry_secs=86400, min_gain=1.05)
     assert (stale.gain, stale.source) == (1.5, "model") and "too long ago" in stale.basis
-    moved = expected_gain(1.5, "copy", 0.3, measured(1.02), now=2000, retry_secs=86400)
-    assert (moved.gain, moved.source) == (1.5, "model") and "90% reads" in moved.basis
-    none = expected_gain(1.03, "copy", None, None, now=2000, retry_secs=86400)
+    # an interval across min_gain decides nothing: the model does, the measurement is shown
+    unsure = expected_gain(1.5, "copy", 0.85, measured(1.08, spread=1.1), now=2000,
+                           retry_secs=86400, min_gain=1.05)
+    assert (unsure.gain, unsure.source) == (1.5, "model")
+    assert "not clear of min_gain 1.05x" in unsure.basis and unsure.measured is not None
+    sure = expected_gain(1.5, "copy", 0.85, measured(1.3, spread=1.1), now=2000,
+                         retry_secs=86400, min_gain=1.05)
+    assert (sure.gain, sure.source) == (1.3, "measured")
+    none = expected_gain(1.03, "copy", None, None, now=2000, retry_secs=86400, min_gain=1.05)
     assert none.source == "model" and "assumed" in none.basis
 
 

@@ -1,0 +1,151 @@
+"""The measured gain per op kind, with its interval, kept across a failover,
+and the windows while data moves kept apart."""
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from mgr_sla.core.activity import PoolPeriod
+from mgr_sla.core.gain import ISOLATED, MOVING, GainLedger
+from mgr_sla.core.gain_stats import KindGain, gain_at_mix, t95
+
+POOL = 7
+
+
+def period(n: int, reads: float, read_ms: float, write_ms: float) -> PoolPeriod:
+    r = round(n * reads)
+    return PoolPeriod(write_ops=n - r, read_ops=r,
+                      write_latency_ns=int((n - r) * write_ms * 1e6), write_latency_count=n - r,
+                      read_latency_ns=int(r * read_ms * 1e6), read_latency_count=r)
+
+
+def spell(ledger: GainLedger, start: float, secs: int, where: str, reads: float,
+          read_ms: float, write_ms: float, noise: float = 0.0, seed: int = 1,
+          per_sec: int = 20) -> float:
+    """`secs` seconds of a client at `per_sec` ops/s, each 30 s window's
+    latencies off by up to `noise` (a fraction) at random."""
+    rng = random.Random(seed)
+    jitter = 1.0
+    for t in range(secs):
+        if t % 30 == 0:
+            jitter = 1.0 + noise * (2 * rng.random() - 1)
+        ledger.add(start + t, {POOL: period(per_sec, reads, read_ms * jitter,
+                                            write_ms * jitter)}, {POOL: where}, True)
+    return start + secs
+
+
+def test_a_change_of_mix_alone_measures_one_within_its_interval() -> None:
+    """Reads always 5 ms, writes always 40 ms: 30% reads isolated, 50% shared.
+    The mean latency per op falls from 29.5 ms to 22.5 ms (1.31x), which is
+    the mix, not the placement."""
+    ledger = GainLedger()
+    t = spell(ledger, 0, 300, ISOLATED, 0.3, 5.0, 40.0, noise=0.1, seed=1)
+    spell(ledger, t, 300, "copy", 0.5, 5.0, 40.0, noise=0.1, seed=2)
+    for mix in (None, 0.3, 0.5, 0.9):
+        got = ledger.measured(POOL, "copy", mix)
+        assert got is not None, mix
+        assert got.low <= 1.0 <= got.high, (mix, got)
+        assert abs(got.gain - 1.0) < 0.05, (mix, got)
+        assert not got.clear_of(1.05) or got.high < 1.05, got
+
+
+def test_reads_twice_as_fast_shared_gain_by_the_mix_of_now() -> None:
+    ledger = GainLedger()
+    t = spell(ledger, 0, 300, ISOLATED, 0.5, 10.0, 40.0, noise=0.05, seed=3)
+    spell(ledger, t, 300, "copy", 0.5, 5.0, 40.0, noise=0.05, seed=4)
+    reads = ledger.measured(POOL, "copy", 0.9)
+    writes = ledger.measured(POOL, "copy", 0.1)
+    assert reads is not None and writes is not None
+    assert reads.gain == pytest.approx((0.9 * 10 + 0.1 * 40) / (0.9 * 5 + 0.1 * 40), rel=0.03)
+    assert writes.gain == pytest.approx((0.1 * 10 + 0.9 * 40) / (0.1 * 5 + 0.9 * 40), rel=0.03)
+    assert reads.clear_of(1.05) and reads.low > 1.05
+
+
+def test_a_kind_the_mix_needs_unmeasured_on_one_side_gives_no_measurement() -> None:
+    ledger = GainLedger()
+    t = spell(ledger, 0, 300, ISOLATED, 0.0, 10.0, 40.0)  # writes only
+    spell(ledger, t, 300, "copy", 0.5, 5.0, 40.0)
+    assert ledger.measured(POOL, "copy", 0.5) is None  # reads never seen isolated
+    got = ledger.measured(POOL, "copy", 0.02)  # a mix of writes is measured
+    assert got is not None and got.gain == pytest.approx(1.0, abs=0.01)
+
+
+def test_the_interval_narrows_as_windows_come_and_noise_widens_it() -> None:
+    few, many, quiet = GainLedger(), GainLedger(), GainLedger()
+    for ledger, secs, noise in ((few, 90, 0.4), (many, 900, 0.4), (quiet, 900, 0.05)):
+        t = spell(ledger, 0, secs, ISOLATED, 0.5, 12.0, 48.0, noise=noise, seed=5)
+        spell(ledger, t, secs, "copy", 0.5, 10.0, 40.0, noise=noise, seed=6)
+    width = {name: (m.high / m.low) for name, ledger in (("few", few), ("many", many),
+                                                          ("quiet", quiet))
+             if (m := ledger.measured(POOL, "copy")) is not None}
+    assert set(width) == {"few", "many", "quiet"}
+    assert width["few"] > width["many"] > width["quiet"] > 1.0, width
+    few_gain = few.measured(POOL, "copy")
+    assert few_gain is not None and not few_gain.clear_of(1.1)  # 1.2x, not sure yet
+    quiet_gain = quiet.measured(POOL, "copy")
+    assert quiet_gain is not None and quiet_gain.low > 1.1
+
+
+def test_windows_while_data_moves_are_kept_apart() -> None:
+    ledger = GainLedger()
+    t = spell(ledger, 0, 300, ISOLATED, 0.5, 10.0, 40.0)
+    t = spell(ledger, t, 300, "copy" + MOVING, 0.5, 100.0, 400.0)  # backfill: slow
+    assert ledger.measured(POOL, "copy") is None
+    spell(ledger, t, 300, "copy", 0.5, 5.0, 20.0)
+    got = ledger.measured(POOL, "copy")
+    assert got is not None and got.gain == pytest.approx(2.0, rel=0.01), got
+
+
+def test_the_ledger_survives_a_failover_and_the_spell_goes_on() -> None:
+    ledger = GainLedger(keep_periods=2)
+    t = spell(ledger, 0, 300, ISOLATED, 0.5, 10.0, 40.0)
+    t = spell(ledger, t, 300, "copy", 0.5, 5.0, 20.0)
+    t = spell(ledger, t, 100, ISOLATED, 0.5, 10.0, 40.0)
+    before = ledger.measured(POOL, "copy")
+    again = GainLedger(keep_periods=2)
+    assert again.load_json(ledger.to_json())
+    assert again.measured(POOL, "copy") == before is not None
+    # the isolated spell under way goes on in the same period: both isolated
+    # windows count, the older one is not pushed out by a new period
+    spell(again, t, 100, ISOLATED, 0.5, 10.0, 40.0)
+    spell(ledger, t, 100, ISOLATED, 0.5, 10.0, 40.0)
+    assert again.measured(POOL, "copy") == ledger.measured(POOL, "copy")
+    assert not GainLedger().load_json("{not json")
+    assert not GainLedger().load_json('{"version": 99, "pools": []}')
+    assert not GainLedger().load_json(None)
+
+
+def test_the_combined_interval_follows_the_kinds_by_their_share_of_the_latency() -> None:
+    sure = KindGain("read", 2.0, 0.0, 10, 0.010, 0.005)
+    unsure = KindGain("write", 1.0, 0.04, 3, 0.040, 0.040)
+    reads_only = gain_at_mix({"read": sure, "write": unsure}, 0.99)
+    assert reads_only is not None and reads_only.low == reads_only.high  # writes under 5%
+    mixed = gain_at_mix({"read": sure, "write": unsure}, 0.5)
+    assert mixed is not None
+    half = t95(3) * math.sqrt((0.5 * 0.040 / 0.0225) ** 2 * 0.04)
+    assert mixed.high / mixed.gain == pytest.approx(math.exp(half), rel=1e-6)
+    assert gain_at_mix({"read": sure, "write": None}, 0.5) is None
+
+
+def test_a_new_mgr_takes_the_ledger_the_last_one_kept() -> None:
+    """The live module: each filed window goes to the module's store; the
+    module a failover starts reads it at its first tick."""
+    from harness.fake_mgr import FakeCluster, make_module
+    from mgr_sla.core.state import PoolRole, Role, Strategy
+    from mgr_sla.shell.admission_step import LEDGER_KEY
+    cluster = FakeCluster()
+    cluster.add_pool(2, "bulk", "sla_isolated_normal")
+    store: dict[str, str] = {}
+    roles = {2: PoolRole(Role.NORMAL, strategy=Strategy.COPY)}
+    first = make_module(cluster, store, {})
+    settings = first._settings
+    for t in range(200):
+        first._admission.fold(float(t), {2: period(20, 0.5, 10.0, 40.0)}, roles, 0.0,
+                              settings, frozenset())
+    kept = store.get(LEDGER_KEY)
+    assert kept is not None and '"isolated"' in kept
+    second = make_module(cluster, store, {})
+    second._admission.fold(200.0, {}, roles, 0.0, settings, frozenset())
+    assert second._admission.ledger.to_json() == first._admission.ledger.to_json()
