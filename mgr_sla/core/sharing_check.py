@@ -13,7 +13,10 @@ keeps them isolated for the rest of the shared period:
   primary has not reported since the step that shared its pool counts as
   stuck too (its stats may still say active+clean with the old OSDs, while
   its I/O waits for the new primary, which withheld it: its stats keep other
-  OSDs than the map gives it);
+  OSDs than the map gives it), but only with an urgent OSD in its up set near
+  its limit (NEAR_LIMIT of the most PGs it holds, or not known): one far from
+  it withholds nothing, and on a loaded machine a PG may take longer than
+  that to peer and report;
 - an urgent OSD at the most PGs it holds (it creates no more): the pools
   with PGs on it;
 - Ceph's PENDING_CREATING_PGS: every pool sharing (which OSD is not said);
@@ -38,6 +41,8 @@ STUCK_SECS = 20.0
 # 40 PGs activating for minutes, and `ceph pg repeer` freed each within seconds.
 # Once the pools involved went back, a PG still stuck this long with an urgent
 # OSD is re-peered, each at most every REPEER_EVERY_SECS, REPEER_MAX a tick.
+# an unreported PG counts only with an urgent OSD past this share of its hard limit
+NEAR_LIMIT = 0.9
 REPEER_SECS = 20.0
 REPEER_EVERY_SECS = 60.0
 REPEER_MAX = 16
@@ -52,6 +57,7 @@ class StuckPg:
     up: tuple[int, ...]
     acting: tuple[int, ...]
     secs: float  # not active this long, by the module's clock
+    unreported: bool = False  # its stats predate the step: the map's OSDs never reported it
 
 
 class UrgentOsdNow(NamedTuple):
@@ -84,6 +90,11 @@ def _limit_text(osd: int, u: UrgentOsdNow) -> str:
             f"{u.limit.hard_ratio:g}, from {u.limit.basis})")
 
 
+def _near_limit(u: UrgentOsdNow) -> bool:
+    """The OSD may be withholding PGs: near the most it holds, or not known."""
+    return u.limit is None or u.pgs is None or u.pgs >= NEAR_LIMIT * u.limit.hard
+
+
 def _on(pools: Mapping[int, frozenset[int] | None], osds: set[int]) -> list[int]:
     return sorted(p for p, on in pools.items() if on is None or on & osds)
 
@@ -105,6 +116,9 @@ def pg_faults(now: SharingNow) -> dict[int, str]:
         if pg.secs < STUCK_SECS or pg.pool_id not in now.managed:
             continue
         osds = sorted((set(pg.up) | set(pg.acting)) & set(now.urgent))
+        if pg.unreported and not any(_near_limit(now.urgent[o]) for o in pg.up
+                                     if o in now.urgent):
+            continue
         involved = _on(now.sharing, set(osds)) if osds else []
         if pg.pool_id in now.sharing and pg.pool_id not in involved:
             involved.append(pg.pool_id)

@@ -382,7 +382,8 @@ class FactReader:
                 pgid, int(pgid.split(".")[0]),
                 f"{state} on {reported} as last reported (epoch "
                 f"{int(pg.get('reported_epoch', 0) or 0)}), the map has {up[pgid]}",
-                tuple(up[pgid]), tuple(int(o) for o in pg.get("acting", [])), now - first))
+                tuple(up[pgid]), tuple(int(o) for o in pg.get("acting", [])), now - first,
+                unreported=True))
         self._unreported_since = since
         self._step_read = (step, (settled, unreported))
         return self._step_read[1]

@@ -92,3 +92,23 @@ def test_pgs_still_stuck_once_the_pools_went_back_are_re_peered_now_and_then() -
     assert to_repeer(stuck, True, {}, 100.0) == ["2.7"]
     assert to_repeer(stuck, True, {"2.7": 90.0}, 100.0) == []  # once a minute at most
     assert to_repeer(stuck, True, {"2.7": 30.0}, 100.0) == ["2.7"]
+
+
+def test_an_unreported_pg_counts_only_with_an_urgent_osd_near_its_limit() -> None:
+    """A PG whose stats still show the OSDs it had before the step: withheld
+    only where an urgent OSD of its new up set is near the most PGs it holds
+    (or its count is not known); far from it, the PG is only slow to peer and
+    report on a loaded machine, and nothing goes back."""
+    def late(up: tuple[int, ...]) -> StuckPg:
+        return StuckPg("7.0", 7, "active+clean on [2, 0, 6] as last reported", up, (2, 0, 6),
+                       STUCK_SECS + 20, unreported=True)
+    roomy = {1: UrgentOsdNow(24, PgLimit(1000, 3.0, "the OSD"), 0.1), 3: URGENT[3]}
+    assert sharing_faults(now(stuck=[late((1, 0, 6))], urgent=roomy)) == {}
+    near = {1: UrgentOsdNow(32, TIGHT, 0.3), 3: URGENT[3]}  # 32 of 35: past 90%
+    faults = sharing_faults(now(stuck=[late((1, 0, 6))], urgent=near))
+    assert list(faults) == [7] and "as last reported" in faults[7]
+    unknown = {1: UrgentOsdNow(None, TIGHT, 0.3), 3: URGENT[3]}
+    assert list(sharing_faults(now(stuck=[late((1, 0, 6))], urgent=unknown))) == [7]
+    # the same PG reported inactive is stuck whatever the OSD's count
+    reported = StuckPg("7.0", 7, "activating", (1, 0, 6), (0, 6), STUCK_SECS + 20)
+    assert list(sharing_faults(now(stuck=[reported], urgent=roomy))) == [7]
