@@ -84,7 +84,14 @@ def test_a_copy_pool_past_the_pg_limit_stays_isolated_and_is_named(sla_pools: Cl
         # placement deleted): what the module counts is what the up sets say
         counts = settled_pg_counts(cluster)
         now = max(counts[o] for o in ssds)
-        limit = now + math.ceil(now / 3) + 2  # today's placement fits, a domain lost
+        # the module's projection of sharing on CRUSH's mapping (worst urgent OSD,
+        # a failure domain lost): the limit just under it, and no higher than
+        # today's placement needs with a domain lost
+        shared = wait_for("the projection from CRUSH's mapping", lambda: (
+            e := next(c for c in cluster.json("sla", "plan")["costs"] if c["name"] == POOL)[
+                "pg_slots_if_shared"])["basis"] == "crush" and e, 90)
+        limit = min(now + math.ceil(now / 3) + 2, int(shared["pgs"]) - 1)
+        assert limit >= now + 2, f"sharing adds too little to tell apart: {shared}, now {now}"
         assert (sum(counts.values()) + PGS) / len(counts) < limit, \
             "Ceph's average would refuse on its own"
         original = cluster.json("tell", "mgr", "config", "get", "mon_max_pg_per_osd")[
