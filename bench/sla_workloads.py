@@ -8,18 +8,25 @@ write-heavy (10%).
                                    [--hdd-iops 150] [--ssd-iops 500]
 
 On the SLA benchmark's cluster (8 BlueStore OSDs, 4 hosts of 1 hdd + 1 ssd,
-emulated device speeds: bench/emulation.py), two cases:
+emulated device speeds: bench/emulation.py), three cases:
 
 - fast-urgent: the SSDs at --ssd-iops (the urgent region can serve more);
 - slow-urgent: the SSDs at a third of an HDD's I/Os (the urgent region is too
-  slow for the normal pools' reads: sharing costs them).
+  slow for the normal pools' reads: sharing costs them);
+- mix-change: the SSDs as fast as the HDDs, and in the shared spells the
+  read-heavy and write-heavy pools swap their mixes (a gain must follow the
+  placement, not the mix).
+
+The smoke run takes one cycle of mix-change and of slow-urgent (fast-urgent
+runs the same steps at other device speeds).
 
 Each case runs cycles of a quiet isolated spell, the module's switch to shared
 (which pools it shares, by which strategy, which it keeps and why), a shared
 spell, and the urgent client (the module isolates; its p99 is measured once
 isolated). Reported per pool and cycle: shared or not and how, the module's
 model and measured gain, the clients' own gain (ops/s shared over isolated:
-closed-loop clients), bytes the switch sent to urgent OSDs, the urgent p99.
+closed-loop clients) and the module's against the clients' at the shared mix,
+bytes the switch sent to urgent OSDs, the urgent p99.
 The cycles are in bench/workload_rounds.py, the clients in
 bench/workload_clients.py.
 """
@@ -40,11 +47,13 @@ from bench.sla_cluster import bench_cluster
 from bench.sla_plan import MODULE_CONFIG, Plan
 from bench.workload_rounds import SLOW_SSD_FRACTION, THRESHOLDS, WorkloadCase, WorkloadPlan
 
-SMOKE = WorkloadPlan(("fast-urgent", "slow-urgent"), cycles=1, spell_secs=50, dwell_secs=60)
-FULL = WorkloadPlan(("fast-urgent", "slow-urgent"), cycles=3, spell_secs=75, dwell_secs=110)
+SMOKE = WorkloadPlan(("mix-change", "slow-urgent"), cycles=1, spell_secs=50, dwell_secs=60)
+FULL = WorkloadPlan(("fast-urgent", "slow-urgent", "mix-change"), cycles=3, spell_secs=75,
+                    dwell_secs=110)
 # what the module runs with beyond the SLA benchmark's timing (MODULE_CONFIG):
 # nothing of the strategy, the gain or the write budget is set (their defaults)
-DEFAULT_OPTIONS = ("default_strategy", "min_gain", "gain_retry_secs", "max_urgent_drive_writes")
+DEFAULT_OPTIONS = ("default_strategy", "min_gain", "gain_retry_secs", "max_urgent_drive_writes",
+                   "gain_prior")
 
 
 def run(plan: WorkloadPlan, speeds: DeviceSpeeds, say: Callable[[str], None]
@@ -89,9 +98,14 @@ def summary(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
             gains = [c["client_gain"].get(pool) for c, s in zip(cycles, shared) if s]
             last = cycles[-1]["shared"]["pools"][pool]["gain"] or {}
             known = [g for g in gains if g is not None]
+            shared_reads = cycles[0]["mix"]["shared"][pool]
             out.append({
                 "case": case["case"], "pool": pool, "read_percent": reads,
+                "shared_read_percent": shared_reads,
                 "shared_by_cycle": shared,
+                # the module's measured gain over its clients' at the shared mix, - 1
+                "module_error_by_cycle": [(c["gain_check"].get(pool) or {}).get("error")
+                                          for c in cycles],
                 "measured_gain": last.get("measured"), "model_gain": last.get("model"),
                 "client_gain_shared": round(sum(known) / len(known), 2) if known else None,
                 "kept_why": next((s["kept_isolated"] for s in reversed(seen)
@@ -104,14 +118,18 @@ def summary(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def table(results: dict[str, Any]) -> str:
     rows = ["| case | pool (reads) | shared, per cycle | measured gain (model) "
-            "| clients' gain shared | urgent p99 | kept because |", "|" + "---|" * 7]
+            "| clients' gain shared | module vs clients, per cycle | urgent p99 "
+            "| kept because |", "|" + "---|" * 8]
     for r in results["summary"]:
         shared = ", ".join(s or "no" for s in r["shared_by_cycle"])
         measured = "-" if r["measured_gain"] is None else f"{r['measured_gain']:.2f}x"
         model = "-" if r["model_gain"] is None else f"{r['model_gain']:.2f}x"
         client = "-" if r["client_gain_shared"] is None else f"{r['client_gain_shared']:.2f}x"
-        rows.append(f"| {r['case']} | {r['pool']} ({r['read_percent']}%) | {shared} "
-                    f"| {measured} ({model}) | {client} | {r['urgent_p99_ms']} ms "
+        reads = f"{r['read_percent']}%" if r["shared_read_percent"] == r["read_percent"] \
+            else f"{r['read_percent']}%, shared {r['shared_read_percent']}%"
+        errors = ", ".join("-" if e is None else f"{e:+.0%}" for e in r["module_error_by_cycle"])
+        rows.append(f"| {r['case']} | {r['pool']} ({reads}) | {shared} "
+                    f"| {measured} ({model}) | {client} | {errors} | {r['urgent_p99_ms']} ms "
                     f"| {r['kept_why'] or '-'} |")
     return "\n".join(rows)
 
@@ -119,7 +137,7 @@ def table(results: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     return emulated_main(argv, who="sla-workloads", doc=__doc__, out="workloads.json",
                          tools=("fio", "rados", "ceph"), strategy="upmap+copy",
-                         smoke_help="one cycle of each case (about 9 minutes)",
+                         smoke_help="one cycle of mix-change and slow-urgent (about 9 minutes)",
                          run=run, sizes=(SMOKE, FULL), table=table)
 
 

@@ -39,19 +39,24 @@ def lay_out(cluster: Cluster, pools: Mapping[str, int]) -> None:
 def pool_figures(report: dict[str, Any]) -> dict[str, Any]:
     """ops/s, the read share and the mean and p99 latency (ms) of one fio report."""
     ops, secs, lat_ns, p99 = 0, 1e-3, 0.0, 0.0
-    reads = 0
+    side_ops = {"read": 0, "write": 0}
+    side_ns = {"read": 0.0, "write": 0.0}
     for job in report["jobs"]:
         secs = max(secs, job["job_runtime"] / 1000.0)
         for side in ("read", "write"):
             n = int(job[side]["total_ios"])
             ops += n
-            reads += n if side == "read" else 0
+            side_ops[side] += n
+            side_ns[side] += n * float(job[side]["clat_ns"]["mean"])
             lat_ns += n * float(job[side]["clat_ns"]["mean"])
             pct = job[side]["clat_ns"].get("percentile") or {}
             p99 = max(p99, float(pct.get("99.000000", 0.0)))
     return {"ops_per_sec": round(ops / secs, 1), "ops": ops,
-            "read_fraction": round(reads / ops, 3) if ops else None,
+            "read_fraction": round(side_ops["read"] / ops, 3) if ops else None,
             "mean_ms": round(lat_ns / ops / 1e6, 2) if ops else None,
+            # each kind's mean latency: the placement's gain at a mix (workload_rounds.py)
+            **{f"{side}_ms": round(side_ns[side] / n / 1e6, 3) if n else None
+               for side, n in side_ops.items()},
             "p99_ms": round(p99 / 1e6, 2)}
 
 

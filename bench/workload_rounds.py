@@ -7,6 +7,11 @@ set up, then after the urgent client), the module's switch to shared (which
 pools it shares, by which strategy, which it keeps and why), a shared spell,
 then the urgent client (the module isolates; the urgent p99 is measured once
 isolated). The normal clients run throughout; each spell's figures are theirs.
+
+After each shared spell the module's measured gain of each shared pool is held
+against its clients' own: their mean read and write latency isolated over
+shared, combined at the shared spell's mix (what the placement brought, the
+same measure the module takes), and their ops/s ratio beside it.
 """
 from __future__ import annotations
 
@@ -26,12 +31,22 @@ ISOLATED_RULE, NORMAL_SIZE = "sla_isolated_normal", 3
 URGENT_WARMUP_CLIENTS, URGENT_WARMUP_OPS = 4, 20
 # the urgent IOPS thresholds (high, low) of each case: an urgent region a third
 # of an HDD serves a few dozen ops a second, and its operator sets them lower
-THRESHOLDS = {"fast-urgent": ("30", "10"), "slow-urgent": ("12", "5")}
+THRESHOLDS = {"fast-urgent": ("30", "10"), "slow-urgent": ("12", "5"),
+              "mix-change": ("30", "10")}
+# the mix-change case: SSDs as fast as the HDDs, and in the shared spells the
+# read-heavy and the write-heavy pools swap their mixes (the mixed pool keeps
+# its own): a gain must follow the placement, not the change of mix
+SHARED_MIX = {"mix-change": {"reads": 10, "writes": 95}}
+# the urgent clients' figures count once read this long after they started
+# (the mgr's samples of the counters span about 100 s, most of it theirs then)
+PRIOR_WARMUP_SECS = 45.0
+# a kind under this share of the ops is left out of a gain at a mix (the module's rule)
+MIN_KIND_SHARE = 0.05
 
 
 @dataclass(frozen=True)
 class WorkloadPlan:
-    cases: tuple[str, ...]  # "fast-urgent", "slow-urgent"
+    cases: tuple[str, ...]  # "fast-urgent", "slow-urgent", "mix-change"
     cycles: int  # switches to shared per case
     spell_secs: int  # each shared spell
     dwell_secs: int  # the module's min_dwell_secs: each quiet isolated spell
@@ -50,6 +65,7 @@ class WorkloadCase:
         self.bench, self.plan, self.say = bench, plan, say
         self.c = bench.cluster
         self.mix: Mapping[str, int] = dict(plan.mix)
+        self.shared_mix: Mapping[str, int] = self.mix  # the shared spells' (SHARED_MIX)
         self.ssd = {o for o, cls in bench.classes.items() if cls == "ssd"}
         self.placed_status: dict[str, Any] = {"pools": []}
 
@@ -57,8 +73,8 @@ class WorkloadCase:
 
     def device_speeds(self, case: str) -> dict[str, Any]:
         speeds = self.bench.speeds
-        ssd = speeds.ssd_iops if case == "fast-urgent" else \
-            max(1, speeds.hdd_iops // SLOW_SSD_FRACTION)
+        ssd = {"fast-urgent": speeds.ssd_iops, "mix-change": speeds.hdd_iops}.get(
+            case, max(1, speeds.hdd_iops // SLOW_SSD_FRACTION))
         for osd, cls in self.bench.classes.items():
             name = f"osd.{osd}"
             self.bench.throttle.limit(name, self.bench.pids[name],
@@ -67,9 +83,10 @@ class WorkloadCase:
         return {"hdd_device_iops": speeds.hdd_iops, "ssd_device_iops": ssd,
                 "threshold_iops": list(THRESHOLDS[case])}
 
-    def fresh_pools(self) -> None:
+    def fresh_pools(self) -> dict[str, Any]:
         """The urgent pool and the normal pools, empty, each managed by the
-        module (normal ones without --strategy: the default, auto), isolated."""
+        module (normal ones without --strategy: the default, auto), isolated;
+        the urgent region's latencies as the module read them meanwhile."""
         c = self.c
         c.ceph("sla", "mode", "isolated")
         wait_for("the module pinned isolated", lambda: self.bench.mode() == "isolated", 120)
@@ -85,7 +102,20 @@ class WorkloadCase:
         for pool in self.mix:
             c.ceph("sla", "pool", "set", pool, "normal", timeout=300)
         c.wait_clean(600)
-        lay_out(c, self.mix)
+        # urgent clients while the normal pools are laid out (the mode pinned
+        # isolated): the gain's prior then knows the urgent devices at this
+        # case's speeds, as a cluster's own urgent clients would have shown them
+        started = time.time()
+        warmup = [PacedWriter(c, "urgent", secs=600, ops=URGENT_WARMUP_OPS, reads=0.5)
+                  for _ in range(URGENT_WARMUP_CLIENTS)]
+        try:
+            lay_out(c, self.mix)
+            return wait_for("the urgent region's latencies read at this case's speeds",
+                            lambda: _read_since(c.json("sla", "plan", timeout=120), started
+                                                + PRIOR_WARMUP_SECS), 300)
+        finally:
+            for client in warmup:
+                client.stop()
 
     # what the module did
 
@@ -136,9 +166,11 @@ class WorkloadCase:
 
     # spells
 
-    def spell(self, until: Callable[[], bool], timeout: float, what: str) -> dict[str, Any]:
-        """The normal clients run until `until()` (checked each second) or `timeout`."""
-        clients = PoolClients(self.c, self.mix, self.plan.block_kb, self.plan.iodepth)
+    def spell(self, until: Callable[[], bool], timeout: float, what: str,
+              mix: Mapping[str, int]) -> dict[str, Any]:
+        """The normal clients at `mix` run until `until()` (checked each second)
+        or `timeout`."""
+        clients = PoolClients(self.c, mix, self.plan.block_kb, self.plan.iodepth)
         started = time.monotonic()
         try:
             while time.monotonic() - started < timeout and not until():
@@ -156,11 +188,11 @@ class WorkloadCase:
         if cycle == 0:  # the pool set ran pinned isolated: now the module decides
             self.c.ceph("sla", "mode", "auto")
         quiet = self.spell(lambda: self.bench.mode() == "shared", self.plan.dwell_secs + 120,
-                           "isolated (quiet, the dwell)")
+                           "isolated (quiet, the dwell)", self.mix)
         wall = time.time() - quiet["secs"]
         t0 = time.monotonic()
         self.spell(lambda: self.bench.mode() == "shared" and _quietly(self.placed),
-                   900, "the switch to shared, until placed")
+                   900, "the switch to shared, until placed", self.shared_mix)
         switch = {**self.switch_record("shared", wall),
                   "placed_secs": round(time.monotonic() - t0, 1),
                   "pools": self.pools_now(self.placed_status)}
@@ -191,22 +223,33 @@ class WorkloadCase:
 
     def run(self, case: str) -> dict[str, Any]:
         self.say(f"case {case}")
+        self.shared_mix = {**self.mix, **SHARED_MIX.get(case, {})}
         speeds = self.device_speeds(case)
-        self.fresh_pools()
+        urgent_devices = self.fresh_pools()
         cycles = []
         for cycle in range(self.plan.cycles):
             quiet, switch = self.to_shared(cycle)
-            shared = self.spell(lambda: False, self.plan.spell_secs, "shared")
+            shared = self.spell(lambda: False, self.plan.spell_secs, "shared", self.shared_mix)
             shared["pools"] = self.pools_now()
             urgent = self.urgent()
             self.say(f"cycle {cycle + 1}: urgent p99 {urgent['urgent_p99_ms']} ms, shared "
                      + ", ".join(f"{n} {'by ' + p['strategy'] if p['shared'] else 'no'}"
                                  for n, p in switch["pools"].items()))
-            cycles.append({"cycle": cycle + 1, "isolated": quiet, "switch": switch,
-                           "shared": shared, "urgent": urgent,
-                           "client_gain": client_gain(quiet, shared)})
-        return {"case": case, "devices": speeds, "mix_read_percent": dict(self.mix),
-                "cycles": cycles}
+            cycles.append({"cycle": cycle + 1, "mix": {"isolated": dict(self.mix),
+                                                       "shared": dict(self.shared_mix)},
+                           "isolated": quiet, "switch": switch, "shared": shared,
+                           "urgent": urgent, "client_gain": client_gain(quiet, shared),
+                           "gain_check": gain_check(quiet, shared)})
+        return {"case": case, "devices": speeds, "urgent_devices_read": urgent_devices,
+                "mix_read_percent": dict(self.mix), "cycles": cycles}
+
+
+def _read_since(plan: Mapping[str, Any], since: float) -> dict[str, Any] | None:
+    """The urgent region's read and write latencies in `plan` once both were
+    read at `since` or later (the module reads them once a minute)."""
+    urgent = (plan.get("devices") or {}).get("urgent") or {}
+    fresh = all((urgent.get(k) or {}).get("at", 0.0) >= since for k in ("read", "write"))
+    return dict(urgent) if fresh else None
 
 
 def _quietly(probe: Callable[[], bool]) -> bool:
@@ -224,4 +267,40 @@ def client_gain(isolated: Mapping[str, Any], shared: Mapping[str, Any]) -> dict[
         i = isolated["clients"].get(pool, {}).get("ops_per_sec") or 0
         if i:
             out[pool] = round(s["ops_per_sec"] / i, 2)
+    return out
+
+
+def clients_gain_at_mix(isolated: Mapping[str, Any], shared: Mapping[str, Any]
+                        ) -> float | None:
+    """A pool's clients' mean latency per op isolated over shared, each kind's
+    own, combined at the shared spell's mix: what the placement brought them
+    (the module's measure), free of a change of mix between the spells."""
+    r = shared.get("read_fraction")
+    if r is None:
+        return None
+    iso = sh = 0.0
+    for share, key in ((r, "read_ms"), (1.0 - r, "write_ms")):
+        if share < MIN_KIND_SHARE:
+            continue
+        a, b = isolated.get(key), shared.get(key)
+        if not a or not b:
+            return None
+        iso, sh = iso + share * a, sh + share * b
+    return round(iso / sh, 3) if sh else None
+
+
+def gain_check(isolated: Mapping[str, Any], shared: Mapping[str, Any]
+               ) -> dict[str, dict[str, Any]]:
+    """Per pool shared in the spell: the module's measured gain after it
+    against its clients' at the shared mix; `error` the module's over theirs, - 1."""
+    out = {}
+    for pool, seen in shared["pools"].items():
+        if not seen["shared"]:
+            continue
+        module = (seen.get("gain") or {}).get("measured")
+        clients = clients_gain_at_mix(isolated["clients"].get(pool, {}),
+                                      shared["clients"].get(pool, {}))
+        out[pool] = {"module": module, "clients_at_mix": clients,
+                     "clients_ops": client_gain(isolated, shared).get(pool),
+                     "error": round(module / clients - 1, 3) if module and clients else None}
     return out

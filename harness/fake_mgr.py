@@ -148,6 +148,8 @@ class FakeCluster:
         self.perf_regex: dict[int, str] = {}  # query id -> its pool_id regex
         self.perf_seen: dict[int, int] = {}
         self.pool_bytes = 0
+        # osd -> perf counter path -> the mgr's samples ([t, sum_ns, count] for an average)
+        self.counters: dict[int, dict[str, list[list[float]]]] = {}
         # (pool, var) -> the error the mon gives to `osd pool set` of it
         self.refuse: dict[tuple[str, str], str] = {}
         # the balancer module's options as `ceph config` holds them: none set,
@@ -410,6 +412,8 @@ def make_module(cluster: FakeCluster, store: dict[str, str] | None = None,
     cluster.on_change = lambda: m.notify("osd_map", "")  # type: ignore[method-assign]
     m.add_osd_perf_query = cluster.add_perf_query
     m.get_osd_perf_counters = cluster.perf_counters
+    m.get_counter = lambda svc_type, svc_name, path: {
+        path: cluster.counters.get(int(svc_name), {}).get(path, [])} if svc_type == "osd" else {}
     m.remove_osd_perf_query = cluster.perf_queries.discard
     # a cluster without `osd bench` or a balancer (bench/tick_bench.py's) has neither
     m.send_command = getattr(cluster, "send_command", None)

@@ -316,6 +316,7 @@ class Module(MgrModule):
         moves = self._pools.switch_moves(target)
         costs = self._admission.report()
         data = {"to_mode": target.value, "pools": moves, "costs": costs,
+                "devices": self._admission.devices(),
                 "pgs": sum(p["pgs_moving"] for p in moves),
                 "replicas": sum(p["replicas"] for p in moves),
                 "bytes": sum(p["bytes"] for p in moves)}

@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .admission_facts import AdmissionFacts, NormalPool, Placement
 from .admission_verdict import StrategyVerdict, UrgentLoad, verdict
 from .cluster import PoolInfo
 from .decision import Mode
+from .device_prior import DeviceLatency, device_gain
 from .gain import (
     ExpectedGain,
     expected_gain,
@@ -135,6 +136,7 @@ class Admission:
     normal_fill_after_isolation: float | None
     nearfull_ratio: float
     unreported: tuple[int, ...] = ()  # urgent OSDs with no PG count reported
+    devices: DeviceLatency = field(default_factory=dict)  # each region's op latencies, as read
 
     @property
     def kept(self) -> dict[int, str]:
@@ -213,7 +215,7 @@ def admit(facts: AdmissionFacts) -> Admission:
         load.fullest[0] if load.fullest else None,
         normal_fill_after(sum(costs[p.pool_id][p.role.strategy.value].bytes_to_isolated
                               for p in off_isolated), cap),
-        cap.nearfull_ratio, load.unreported)
+        cap.nearfull_ratio, load.unreported, facts.devices)
 
 
 def _verdicts(pool: NormalPool, costs: Mapping[str, SwitchCost],
@@ -243,10 +245,14 @@ def _costs(pool: NormalPool, facts: AdmissionFacts) -> dict[str, SwitchCost]:
 
 def _gains(pool: NormalPool, costs: Mapping[str, SwitchCost], facts: AdmissionFacts
            ) -> dict[str, ExpectedGain]:
-    return {kind: expected_gain(cost.expected_gain, kind, pool.read_fraction,
-                                pool.measured.get(kind), facts.now,
-                                facts.settings.gain_retry_secs, facts.settings.min_gain)
-            for kind, cost in costs.items()}
+    s = facts.settings
+    devices = facts.devices if s.gain_prior == "devices" else {}
+    r, size = _mix(pool)[0], pool.isolated_info.size
+    return {kind: expected_gain(
+        cost.expected_gain, kind, pool.read_fraction, pool.measured.get(kind), facts.now,
+        s.gain_retry_secs, s.min_gain,
+        device_gain(kind, r, size, pool.urgent_share, cost.expected_gain, devices))
+        for kind, cost in costs.items()}
 
 
 def _kept(pool: NormalPool, mine: StrategyVerdict, facts: AdmissionFacts, sharing: bool,

@@ -9,6 +9,7 @@ from enum import Enum
 
 from .cluster import PoolInfo
 from .decision import Mode
+from .device_prior import DeviceLatency
 from .gain import MeasuredGain
 from .maps import MapSnapshot
 from .models.registry import isolated_size, target
@@ -102,6 +103,7 @@ class AdmissionFacts:
     # pools the module sent back in this shared period, and why (sharing_check)
     sent_back: Mapping[int, str] = field(default_factory=dict)
     withheld: str | None = None  # Ceph reports PGs withheld (PENDING_CREATING_PGS)
+    devices: DeviceLatency = field(default_factory=dict)  # each region's op latencies
 
 
 def placement_of(role: PoolRole, info: PoolInfo, rule: str, maps: MapSnapshot) -> Placement:

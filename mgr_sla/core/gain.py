@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .activity import PoolPeriod
+from .device_prior import DeviceGain
 from .gain_stats import KINDS, LoadBin, gain_at_mix, kind_gain
 from .state import SwitchRecord
 
@@ -225,30 +226,33 @@ class GainLedger:
 @dataclass(frozen=True)
 class ExpectedGain:
     gain: float
-    source: str  # "measured" or "model"
+    source: str  # "measured", "devices" (the prior from device latencies) or "model"
     basis: str
     measured: MeasuredGain | None = None  # the measurement, decisive or not
 
 
 def expected_gain(model: float, strategy: str, read_fraction: float | None,
                   measured: MeasuredGain | None, now: float, retry_secs: float,
-                  min_gain: float) -> ExpectedGain:
+                  min_gain: float, devices: DeviceGain | None = None) -> ExpectedGain:
     """The measured gain while it is fresh and its interval clear of
-    `min_gain` (it then decides either way); the model otherwise. A pool
-    kept isolated for a low measured gain gets no new shared samples: after
-    `retry_secs` the model speaks again, so one bad night does not exclude it
-    for ever."""
+    `min_gain` (it then decides either way); the prior otherwise: the
+    regions' device latencies through the work model when they are measured
+    (`devices`), the work model alone when not. A pool kept isolated for a
+    low measured gain gets no new shared samples: after `retry_secs` the
+    prior speaks again, so one bad night does not exclude it for ever."""
     mix = "no client ops measured: 50% reads assumed" if read_fraction is None \
         else f"{read_fraction:.0%} reads"
+    prior, source, said = (model, "model", "") if devices is None else \
+        (devices.gain, "devices", f"; {devices.basis}")
     if measured is not None:
         stale = now - measured.at > retry_secs
         if not stale and measured.clear_of(min_gain):
             return ExpectedGain(measured.gain, "measured", measured.basis(), measured)
         why = "measured too long ago" if stale else \
             f"measured {measured.interval()}, not clear of min_gain {min_gain:g}x"
-        return ExpectedGain(model, "model", f"{strategy}, {mix} ({why}: "
+        return ExpectedGain(prior, source, f"{strategy}, {mix}{said} ({why}: "
                             f"{measured.gain:.2f}x)", measured)
-    return ExpectedGain(model, "model", f"{strategy}, {mix}")
+    return ExpectedGain(prior, source, f"{strategy}, {mix}{said}")
 
 
 def quiet_periods(history: Sequence[SwitchRecord]) -> list[tuple[float, float]]:

@@ -7,8 +7,9 @@ shared than while isolated would otherwise "gain" by its faster reads alone.
 Each kind's gain is the ratio of its mean latencies (log means over windows,
 so one slow window weighs as one window); the pool's gain at a mix is the
 ratio of its mean latency per op at that mix, isolated over shared. Its
-interval comes from the spread of the windows (a Student t interval on each
-kind's log gain, combined by the delta method).
+interval comes from the spread of the windows, pooled over loads and
+placements (a Student t interval on each kind's log gain, combined by the
+delta method).
 """
 from __future__ import annotations
 
@@ -67,13 +68,6 @@ class KindSums:
     @property
     def latency_secs(self) -> float:
         return self.latency_ns / self.ops / 1e9 if self.ops else 0.0
-
-    def log_var_of_mean(self) -> float:
-        """The variance of the log mean (inf under two windows)."""
-        if self.windows < 2:
-            return math.inf
-        var = max(0.0, (self.log_sq - self.log_sum ** 2 / self.windows) / (self.windows - 1))
-        return var / self.windows
 
     def to_list(self) -> list[Any]:
         return [self.windows, self.ops, self.latency_ns, self.log_sum, self.log_sq]
@@ -137,21 +131,33 @@ def kind_gain(kind: str, shared: Mapping[int, LoadBin], isolated: Mapping[int, L
             min(sum(s.ops for _, s, _ in parts), sum(i.ops for _, _, i in parts)) < MIN_KIND_OPS:
         return None
     log_gain = sum(w * (i.log_mean - s.log_mean) for w, s, i in parts) / total
-    var = sum((w / total) ** 2 * _pooled_var(s, i) for w, s, i in parts)
+    window_var, df = _window_spread([(s, i) for _, s, i in parts])
+    var = sum((w / total) ** 2 * window_var * (1 / s.windows + 1 / i.windows)
+              for w, s, i in parts)
     s_lat = sum(w * s.latency_secs for w, s, _ in parts) / total
     i_lat = sum(w * i.latency_secs for w, _, i in parts) / total
-    return KindGain(kind, math.exp(log_gain), var, min(s_windows, i_windows) - 1, i_lat, s_lat)
+    return KindGain(kind, math.exp(log_gain), var, df, i_lat, s_lat)
 
 
-def _pooled_var(s: KindSums, i: KindSums) -> float:
-    """The variance of the difference of two log means; a side with a single
-    window borrows the other's spread (a load seen once on one side)."""
-    vs, vi = s.log_var_of_mean(), i.log_var_of_mean()
-    if math.isinf(vs) and not math.isinf(vi):
-        vs = vi * i.windows / s.windows
-    if math.isinf(vi) and not math.isinf(vs):
-        vi = vs * s.windows / i.windows
-    return vs + vi
+def _window_spread(cells: Sequence[tuple[KindSums, KindSums]]) -> tuple[float, int]:
+    """The variance of one window's log latency, with its degrees of freedom,
+    pooled over every load and both placements. Pooled, because a latency near
+    a bin's edge files its windows in two bins, and a bin alone may then hold
+    one window a side. When no load has two windows on either side, the spread
+    of the per-load differences speaks (each a difference of two windows)."""
+    squares, df = 0.0, 0
+    for pair in cells:
+        for c in pair:
+            if c.windows >= 2:
+                squares += max(0.0, c.log_sq - c.log_sum ** 2 / c.windows)
+                df += c.windows - 1
+    if df:
+        return squares / df, df
+    if len(cells) < 2:
+        return math.inf, 1
+    diffs = [i.log_mean - s.log_mean for s, i in cells]
+    mean = sum(diffs) / len(diffs)
+    return sum((d - mean) ** 2 for d in diffs) / (len(diffs) - 1) / 2, len(diffs) - 1
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from .maps import RegionSpec
 
 __all__ = ["DEFAULT_SCOPE", "DEFAULT_SIZE", "SETTINGS_SPECS", "Settings"]
 STRATEGY_CHOICES = ("auto", "copy", "move")
+GAIN_PRIORS = ("devices", "model")
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class Settings:
     min_gain: float = 1.05
     gain_retry_secs: float = 7 * 86400.0
     gain_window_secs: float = 30.0
+    gain_prior: str = "devices"
     max_urgent_drive_writes: float = 0.3
 
     @classmethod
@@ -196,6 +198,11 @@ SETTINGS_SPECS = (
                "the measured gain's window: a normal pool's ops and latency are summed over "
                "this long, and each placement needs two windows of a kind before it counts",
                min=5, max=600),
+    OptionSpec("gain_prior", "str",
+               "what a pool's expected gain rests on until it is measured: devices (the work "
+               "model with each region's read and write latency, from the OSDs' perf counters, "
+               "so urgent devices slower than the normal ones keep pools isolated before any "
+               "switch) or model (the work model alone)", enum_allowed=GAIN_PRIORS),
     OptionSpec("max_urgent_drive_writes", "float",
                "bytes the switches to shared may write onto the urgent OSDs per day, in drive "
                "writes of the urgent region's raw capacity (0.3: 30% of its raw bytes a day); a "

@@ -6,6 +6,7 @@ come from them.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -21,6 +22,7 @@ from ..core.admission import (
 )
 from ..core.cluster import PoolInfo
 from ..core.decision import Mode, ThresholdError
+from ..core.device_prior import devices_view
 from ..core.gain import ISOLATED, MOVING, GainLedger
 from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
@@ -64,6 +66,7 @@ class AdmissionStep:
         self._health = health
         self.ledger = GainLedger()
         self._ledger_saved = -1  # the ledger's version in the store (-1: not read yet)
+        self._ledger_saved_at = -math.inf
         self.facts = FactReader(mgr, read_fraction, self.ledger, up_sets)
         # published whole: status, plan and metrics read them from other threads
         self.admission: Admission | None = None
@@ -223,9 +226,12 @@ class AdmissionStep:
             self.ledger.load_json(self._mgr.get_store(LEDGER_KEY))
             self._ledger_saved = self.ledger.version
         self.ledger.add(now, periods, placement, quiet)
-        if self.ledger.version != self._ledger_saved:
+        # one store write per window at most, whatever the pools (each files its
+        # windows at its own tick): a failover loses a window's sums at most
+        if self.ledger.version != self._ledger_saved \
+                and now - self._ledger_saved_at >= settings.gain_window_secs:
             self._mgr.set_store(LEDGER_KEY, self.ledger.to_json())
-            self._ledger_saved = self.ledger.version
+            self._ledger_saved, self._ledger_saved_at = self.ledger.version, now
 
     @property
     def shared_pools(self) -> frozenset[int]:
@@ -274,6 +280,10 @@ class AdmissionStep:
     @property
     def write_budget(self) -> WriteBudget:
         return self.admission.write_budget if self.admission else WriteBudget(0.0, 0.0)
+
+    def devices(self) -> dict[str, Any]:
+        """Each region's op latencies the last admission was decided with."""
+        return devices_view(self.admission.devices) if self.admission is not None else {}
 
     def report(self) -> list[dict[str, Any]]:
         """`ceph sla plan`'s and `ceph sla advise`'s entries, one per normal pool."""

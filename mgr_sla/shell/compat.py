@@ -83,6 +83,16 @@ def mon_command_bytes(module: Any, cmd: dict[str, Any], inbuf: bytes = b""
     return int(rc), bytes(out), str(err)
 
 
+def perf_counter(module: Any, svc_type: str, svc_name: str, path: str) -> Any:
+    """A daemon's perf counter as the mgr keeps it ({path: [[t, sum, count], ...]}
+    for an average): Tentacle's mgr calls it get_unlabeled_counter (labelled
+    counters came), the releases before get_counter; same arguments, same shape."""
+    read = getattr(module, "get_unlabeled_counter", None)
+    if read is None:
+        read = module.get_counter
+    return read(svc_type, svc_name, path)
+
+
 def crush_release(module: Any) -> str:
     """The crushtool syntax of the running release (sla-crush --release):
     min_size/max_size exist up to Pacific; Tentacle and later take Squid's."""

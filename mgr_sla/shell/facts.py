@@ -49,6 +49,7 @@ from ..core.switch_cost import Capacity, drain_rate
 from ..core.upmap.pg_plan import target_urgent_share
 from ..core.upmap.planner import plan_pool
 from ..core.wear import counted_this_period
+from .device_latency import DeviceReader
 from .mgr_port import MgrPort
 from .osd_limits import OsdLimits
 from .shared_mapping import SharedMappings
@@ -71,6 +72,7 @@ class FactReader:
         self._read_fraction = read_fraction
         self._ledger = ledger
         self.limits = OsdLimits(mgr)
+        self.devices = DeviceReader(mgr)
         self.mappings = SharedMappings(mgr)
         self._key: tuple[Any, ...] = ()
         self._at = -SLOW_READ_SECS
@@ -152,9 +154,13 @@ class FactReader:
                        len(view.in_osds),
                        {rid: view.in_under_takes(rid) for rid in view.rules.values()},
                        dict(view.rules), largest_domain(maps))
+        # read whatever the prior (plan shows them): two counters per OSD a minute
+        devices = self.devices.latency(
+            now, [o for o in regions.in_of_class(regions.normal_class) if o in up],
+            [o for o in urgent_ids if o in up])
         return AdmissionFacts(now, settings, state.decision.mode, state.pinned, tuple(pools),
                               urgent, cap, frozenset(view.rules), mon, tuple(state.history),
-                              dict(state.sent_back), self.withheld)
+                              dict(state.sent_back), self.withheld, devices)
 
     def candidate(self, facts: AdmissionFacts, info: PoolInfo, role: PoolRole,
                   maps: MapSnapshot) -> AdmissionFacts:

@@ -20,6 +20,10 @@ class MgrPort(Protocol):
 
     def get_ceph_option(self, name: str) -> Any: ...
 
+    def get_counter(self, svc_type: str, svc_name: str, path: str) -> Any:
+        """A daemon's perf counter as the mgr keeps it: {path: [[t, sum, count], ...]}
+        for an average (the mgr's last samples)."""
+
     def get_foreign_ceph_option(self, entity: str, name: str) -> Any:
         """Another daemon's option as the config database has it (`osd.3`)."""
 

@@ -24,6 +24,9 @@ class ModulePort:
     def get_ceph_option(self, name: str) -> Any:
         return self._module.get_ceph_option(name)
 
+    def get_counter(self, svc_type: str, svc_name: str, path: str) -> Any:
+        return compat.perf_counter(self._module, svc_type, svc_name, path)
+
     def get_foreign_ceph_option(self, entity: str, name: str) -> Any:
         return self._module.get_foreign_ceph_option(entity, name)
 

@@ -1,6 +1,7 @@
 """The workloads benchmark (the module's default configuration, three normal
-pools of different mixes) at its smallest size: one cycle of each case (a
-fast and a slow urgent region), on its own cluster with emulated devices. Its
+pools of different mixes) at its smallest size: one cycle of two cases (SSDs
+as fast as the HDDs with the mixes changed in the shared spell, and a slow
+urgent region), on its own cluster with emulated devices. Its
 figures are not judged here (docs/benchmarks.md reports them); what is checked
 is that each cycle measured what it claims, that the module's decisions are
 those it reported, and that nothing is left behind."""
@@ -33,34 +34,44 @@ def test_smoke_run(tmp_path):
     # the module ran at its defaults for what is decided here
     defaults = r["plan"]["module_defaults"]
     assert defaults.pop("default_strategy") == "auto"
+    assert defaults.pop("gain_prior") == "devices"
     assert {k: float(v) for k, v in defaults.items()} == {
         "min_gain": 1.05, "gain_retry_secs": 7 * 86400, "max_urgent_drive_writes": 0.3}
-    assert [c["case"] for c in r["cases"]] == ["fast-urgent", "slow-urgent"]
+    assert [c["case"] for c in r["cases"]] == list(W.SMOKE.cases)
     mix = dict(W.SMOKE.mix)
     for case in r["cases"]:
         assert len(case["cycles"]) == W.SMOKE.cycles
-        check_cycles(case["cycles"], mix)
-    # the slow case ran on SSDs a third of an HDD, with its own thresholds
-    slow = r["cases"][1]["devices"]
-    assert slow["ssd_device_iops"] == r["emulation"]["hdd_device_iops"] // 3, slow
+        shared_mix = {**mix, **R.SHARED_MIX.get(case["case"], {})}
+        # the urgent devices read at this case's speeds before its first switch
+        assert all(case["urgent_devices_read"][k]["ops"] >= 100 for k in ("read", "write")), case
+        check_cycles(case["cycles"], {"isolated": mix, "shared": shared_mix})
+    devices = {c["case"]: c["devices"] for c in r["cases"]}
+    hdd = r["emulation"]["hdd_device_iops"]
+    # the slow case ran on SSDs a third of an HDD, with its own thresholds; the
+    # mix change on SSDs as fast as the HDDs
+    slow = devices["slow-urgent"]
+    assert slow["ssd_device_iops"] == hdd // 3, slow
     assert slow["threshold_iops"] == list(R.THRESHOLDS["slow-urgent"]), slow
+    assert devices["mix-change"]["ssd_device_iops"] == hdd, devices
     # one summary row per case and pool, its sharing as the cycles saw it
     assert [(s["case"], s["pool"]) for s in r["summary"]] == [
-        (c, pool) for c in ("fast-urgent", "slow-urgent") for pool in mix]
+        (c, pool) for c in W.SMOKE.cases for pool in mix]
     for s, case in zip(r["summary"], [c for c in r["cases"] for _ in mix]):
         seen = [c["switch"]["pools"][s["pool"]] for c in case["cycles"]]
         assert s["shared_by_cycle"] == [x["strategy"] if x["shared"] else None for x in seen]
     assert "| case | pool (reads) |" in p.stdout
 
 
-def check_cycles(cycles, mix):
+def check_cycles(cycles, mixes):
     for cycle in cycles:
-        # each pool's client kept its mix, in both spells
+        assert cycle["mix"] == mixes, cycle["mix"]
+        # each pool's client kept its spell's mix
         for spell in ("isolated", "shared"):
             for pool, f in cycle[spell]["clients"].items():
-                assert f["ops"] > 0 and abs(f["read_fraction"] - mix[pool] / 100) < 0.1, f
+                assert f["ops"] > 0 and abs(f["read_fraction"] - mixes[spell][pool] / 100) < 0.1, f
+                assert (f["read_ms"] or 0) >= 0 and (f["write_ms"] or 0) >= 0, f
         switch = cycle["switch"]
-        assert switch["to"] == "shared" and set(switch["pools"]) == set(mix)
+        assert switch["to"] == "shared" and set(switch["pools"]) == set(mixes["isolated"])
         for seen in switch["pools"].values():
             # auto pools; shared by their strategy, or kept with a reason
             assert seen["auto"] and seen["strategy"] in ("copy", "move"), seen
@@ -78,4 +89,9 @@ def check_cycles(cycles, mix):
         assert urgent["switch"]["to"] == "isolated" and urgent["reaction_secs"] > 0, urgent
         assert urgent["urgent_ops"] == 2 * 8 * 1024 // W.SMOKE.block_kb, urgent
         assert 0 < urgent["urgent_p50_ms"] <= urgent["urgent_p99_ms"], urgent
-        assert set(cycle["client_gain"]) == set(mix)
+        assert set(cycle["client_gain"]) == set(mixes["isolated"])
+        # every pool shared has its gain check: the module's and its clients' at the mix
+        assert set(cycle["gain_check"]) == {
+            p for p, seen in cycle["shared"]["pools"].items() if seen["shared"]}, cycle
+        for check in cycle["gain_check"].values():
+            assert check["clients_at_mix"] is None or check["clients_at_mix"] > 0, check

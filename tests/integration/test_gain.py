@@ -89,6 +89,10 @@ def test_auto_copies_a_read_pool_moves_a_write_pool_and_follows_a_change_of_mix(
         assert out["strategy"] == "copy" and out["auto"], out  # the urgent region has room
     # its default, set (Pacific's mgr keeps a removed module option's last value)
     cluster.ceph("config", "set", "mgr", "mgr/sla/min_gain", "1.05")
+    # the measurement and auto's choice on the work model's prior: the OSDs here
+    # are alike in both regions (memstore), so the devices' prior would keep
+    # every pool isolated (tests/unit/test_device_prior.py tests that prior)
+    cluster.ceph("config", "set", "mgr", "mgr/sla/gain_prior", "model")
     clients = [PacedWriter(cluster, WRITES, secs=900, ops=20),
                PacedWriter(cluster, READS, secs=900, ops=20, reads=1.0)]
     started = time.monotonic()
@@ -130,6 +134,12 @@ def test_auto_copies_a_read_pool_moves_a_write_pool_and_follows_a_change_of_mix(
             cluster, _entry(cluster, READS)["strategy"] == "move", READS), 180)
         assert cluster.sla_status()["mode"] == "isolated"
         assert _pool_record(cluster, READS) == before  # nothing sent for the pool, no PG moved
+        # both regions' write latency read from the OSDs' counters (Tentacle's
+        # get_unlabeled_counter), shown by plan whatever the prior
+        devices = wait_for("both regions' write latency in plan", lambda: (
+            d := cluster.json("sla", "plan", timeout=120)["devices"]).get("urgent", {}).get(
+            "write") and d.get("normal", {}).get("write") and d, 90)
+        assert all(devices[r]["write"]["ops"] >= 100 for r in ("normal", "urgent")), devices
         # a bar above the write pool's measured gain by move, clear of its interval:
         # the next switch keeps it isolated for that measurement, and says so
         bar = _kept_for_its_measurement(cluster)
@@ -144,6 +154,7 @@ def test_auto_copies_a_read_pool_moves_a_write_pool_and_follows_a_change_of_mix(
         for client in clients:
             client.stop()
         cluster.ceph("config", "set", "mgr", "mgr/sla/min_gain", "0")
+        cluster.ceph("config", "set", "mgr", "mgr/sla/gain_prior", "devices")
         for name in (WRITES, READS):
             cluster.ceph_raw("sla", "pool", "rm", name, timeout=300)
             cluster.ceph_raw("osd", "pool", "rm", name, name, "--yes-i-really-really-mean-it")

@@ -250,3 +250,16 @@ def test_the_admissions_health_lines() -> None:
     lines = admit(facts(pool(placement=Placement.SHARED, live=EVEN, stored_bytes=20 * GIB),
                         capacity=full)).health(0.9, "hdd")
     assert "isolating now would fill the hdd region" in lines["SLA_NORMAL_REGION_FULL"][0]
+
+
+def test_a_strategy_blocked_by_a_limit_stays_out_until_the_limit_changes() -> None:
+    """No flip cycle: copy past the OSDs' PG limit leaves a read pool on move at
+    every admission, however long, and is taken again once the limit is raised."""
+    big = {o: 215 for o in EVEN}  # copy's PGs per urgent OSD: 40 + 215 > 250
+    reads = pool(role=AUTO, read_fraction=1.0, projections={
+        "move": Projection(EVEN, "planned"), "copy": Projection(big, "crush")})
+    for now in (1e6, 1e6 + 660.0, 1e6 + 86400.0):
+        choice = admit(facts(reads, now=now)).pools[9].choice
+        assert choice.strategy == "move" and "copy: " in choice.why, (now, choice)
+    raised = admit(facts(reads, urgent=urgent(limit=PgLimit(400, 3.0, "the OSD"))))
+    assert raised.pools[9].choice.strategy == "copy", raised.pools[9].choice

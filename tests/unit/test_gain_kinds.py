@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 
 import pytest
 
@@ -87,6 +88,36 @@ def test_the_interval_narrows_as_windows_come_and_noise_widens_it() -> None:
     quiet_gain = quiet.measured(POOL, "copy")
     assert quiet_gain is not None and quiet_gain.low > 1.1
 
+
+
+def windows(ledger: GainLedger, start: float, where: str, write_ms: Sequence[float]) -> float:
+    """One 30 s window of writes at 20 ops/s per latency given (the first
+    tick opens the first window)."""
+    ledger.add(start, {}, {POOL: where}, True)
+    t = start
+    for ms in write_ms:
+        for _ in range(30):
+            t += 1
+            ledger.add(t, {POOL: period(20, 0.0, 1.0, ms)}, {POOL: where}, True)
+    return t
+
+
+def test_windows_split_over_two_loads_still_bound_the_interval() -> None:
+    """An open-loop client at 20 ops/s with writes near 3.1 ms has about 0.0625
+    ops in flight, a bin's edge: its windows file in two loads, one a side in
+    each. The spread is pooled over the loads, so the gain has a bounded
+    interval (no load holds two windows of a side)."""
+    ledger = GainLedger()
+    t = windows(ledger, 0, ISOLATED, [3.0, 3.3])
+    windows(ledger, t + 1, "move", [2.9, 3.4])
+    got = ledger.measured(POOL, "move", 0.0)
+    assert got is not None and got.loads == 2, got
+    assert not math.isinf(got.high) and got.low <= 1.0 <= got.high, got
+    # a third window a side: the pooled spread now comes from within the loads
+    t = windows(ledger, t + 60, ISOLATED, [3.05])
+    windows(ledger, t + 1, "move", [2.95])
+    more = ledger.measured(POOL, "move", 0.0)
+    assert more is not None and not math.isinf(more.high) and more.low <= 1.0 <= more.high
 
 def test_windows_while_data_moves_are_kept_apart() -> None:
     ledger = GainLedger()

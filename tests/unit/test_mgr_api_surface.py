@@ -39,6 +39,8 @@ SHIMS = {
     "mgr_module.CLIReadCommand": "read_command",    # Tentacle 20.2.4 has none: registry .Read
     "mgr_module.CLIWriteCommand": "write_command",  # Tentacle 20.2.4 has none: registry .Write
     "mgr_module.CLICommandBase": "read_command",    # Tentacle+ only: probed with getattr
+    "MgrModule.get_counter": "perf_counter",        # Tentacle+: get_unlabeled_counter
+    "MgrModule.get_unlabeled_counter": "perf_counter",  # Tentacle+ only
 }
 
 

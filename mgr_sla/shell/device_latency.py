@@ -1,0 +1,57 @@
+"""Each region's read and write latency per op, from the OSDs' perf counters
+(`osd.op_r_latency`, `osd.op_w_latency`: averages whose sum and count the mgr
+keeps for its last samples, about 100 s), for the gain's device prior
+(core/device_prior.py). Read at most once a minute: two counters per OSD."""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from ..core.device_prior import (
+    NORMAL,
+    URGENT,
+    DeviceLatency,
+    DeviceMemory,
+    OsdCounters,
+    region_latency,
+)
+from .mgr_port import MgrPort
+
+PATHS = {"read": "osd.op_r_latency", "write": "osd.op_w_latency"}
+READ_EVERY_SECS = 60.0
+
+
+class DeviceReader:
+    def __init__(self, mgr: MgrPort) -> None:
+        self._mgr = mgr
+        self.memory = DeviceMemory()
+        self._at = -math.inf
+
+    def latency(self, now: float, normal: Iterable[int], urgent: Iterable[int]
+                ) -> DeviceLatency:
+        """Each region's latest latencies (a minute old at most, when its OSDs
+        served ops of the kind meanwhile)."""
+        if now - self._at >= READ_EVERY_SECS:
+            self._at = now
+            for region, osds in ((NORMAL, list(normal)), (URGENT, list(urgent))):
+                counters = {osd: self._counters(osd) for osd in osds}
+                self.memory.update(region, region_latency(counters, osds, now))
+        return self.memory.latency
+
+    def _counters(self, osd: int) -> OsdCounters:
+        """Per kind (seconds, ops) over the mgr's samples of the OSD's counters
+        and the samples' span; an OSD whose counters are not there (down, not
+        reported) gives none."""
+        kinds, span = {}, 0.0
+        for kind, path in PATHS.items():
+            try:
+                samples = (self._mgr.get_counter("osd", str(osd), path) or {}).get(path) or []
+                first, last = samples[0], samples[-1]
+                secs, ops = (float(last[1]) - float(first[1])) / 1e9, int(last[2]) - int(first[2])
+                window = float(last[0]) - float(first[0])
+            except Exception:  # no samples, an odd shape, a daemon the mgr lost: none
+                continue
+            if ops > 0 and secs > 0:
+                kinds[kind] = (secs, ops)
+                span = max(span, window)
+        return OsdCounters(span, kinds)

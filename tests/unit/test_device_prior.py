@@ -1,0 +1,171 @@
+"""The gain's prior from the devices: each region's read and write latency,
+from the OSDs' perf counters, through the work model, so urgent devices
+slower than the normal ones keep a pool isolated before its first switch."""
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from harness.fake_mgr import FakeCluster, make_module
+from mgr_sla.core.device_prior import (
+    MIN_DEVICE_OPS,
+    NORMAL,
+    URGENT,
+    KindLatency,
+    OsdCounters,
+    device_gain,
+    region_latency,
+)
+from mgr_sla.core.models.registry import MODELS
+from mgr_sla.core.state import Role, Strategy
+from mgr_sla.core.switch_cost import MAX_GAIN, Capacity, PoolCostInputs
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def devices(normal: tuple[float, float], urgent: tuple[float, float]
+            ) -> dict[str, dict[str, KindLatency]]:
+    """(read ms, write ms) per region."""
+    return {region: {"read": KindLatency(r / 1e3, r / 1e3, 1000, 0.0),
+                     "write": KindLatency(w / 1e3, w / 1e3, 1000, 0.0)}
+            for region, (r, w) in ((NORMAL, normal), (URGENT, urgent))}
+
+
+def model(strategy: Strategy, reads: float, share: float = 0.2) -> float:
+    cap = Capacity(1e12, 0.85, 2e12, 1e12, 1e13, 0.9)
+    pool = PoolCostInputs(3, "p", strategy, 3, 1e9, 32, share, reads)
+    return MODELS[strategy].cost(pool, cap, reads).expected_gain
+
+
+def gain(strategy: Strategy, reads: float, lat: dict[str, dict[str, KindLatency]],
+         share: float = 0.2) -> float:
+    got = device_gain(strategy.value, reads, 3, share, model(strategy, reads, share), lat)
+    assert got is not None
+    return got.gain
+
+
+SLOW = devices((8.0, 20.0), (24.0, 60.0))  # the SSDs a third of the HDDs' speed
+FAST = devices((8.0, 20.0), (0.5, 1.0))
+SAME = devices((8.0, 20.0), (8.0, 20.0))
+
+
+@pytest.mark.parametrize("reads", [0.0, 0.1, 0.5, 0.9, 1.0])
+@pytest.mark.parametrize("strategy", list(Strategy))
+def test_slow_urgent_devices_make_every_mix_lose(strategy: Strategy, reads: float) -> None:
+    assert gain(strategy, reads, SLOW) < 1.0
+
+
+def test_fast_urgent_devices_keep_what_the_work_model_expects() -> None:
+    # reads served by fast SSDs: the cap the benchmark measured
+    assert gain(Strategy.COPY, 0.9, FAST) == MAX_GAIN
+    # writes on move: the normal region's relief, the urgent replica no slower
+    assert gain(Strategy.MOVE, 0.0, FAST) == pytest.approx(model(Strategy.MOVE, 0.0), rel=0.01)
+    # a write on copy waits for the normal copies as before: no gain
+    assert gain(Strategy.COPY, 0.0, FAST) == pytest.approx(1.0)
+
+
+def test_urgent_devices_as_fast_as_the_normal_ones_bring_no_read_gain_by_copy() -> None:
+    assert gain(Strategy.COPY, 1.0, SAME) == pytest.approx(1.0)
+    assert 1.0 < gain(Strategy.MOVE, 1.0, SAME) <= model(Strategy.MOVE, 1.0)
+
+
+def test_a_kind_the_mix_needs_unmeasured_leaves_the_work_model() -> None:
+    half = {NORMAL: SLOW[NORMAL], URGENT: {"write": SLOW[URGENT]["write"]}}
+    assert device_gain("copy", 0.5, 3, 0.2, 1.1, half) is None  # no urgent reads
+    assert device_gain("copy", 0.0, 3, 0.2, 1.0, half) is not None  # writes only: measured
+    assert device_gain("copy", 0.5, 3, 0.2, 1.1, {}) is None
+
+
+def test_a_region_counts_a_kind_from_enough_ops_and_its_service_time_free_of_load() -> None:
+    counters = {0: OsdCounters(100.0, {"read": (0.010 * 60, 60), "write": (0.030 * 10, 10)}),
+                2: OsdCounters(100.0, {"read": (0.020 * 60, 60)}), 4: OsdCounters(0.0, {})}
+    got = region_latency(counters, [0, 2, 4], now=5.0)
+    assert set(got) == {"read"} and 120 >= MIN_DEVICE_OPS  # 10 writes: too few
+    assert got["read"].secs == pytest.approx(0.015) and got["read"].ops == 120
+    # osd.0: 0.7 ops/s x 12.9 ms; osd.2: 0.6 ops/s x 20 ms
+    q0, q2 = 1 + 0.7 * (0.9 / 70), 1 + 0.6 * 0.020
+    assert got["read"].service_secs == pytest.approx((0.6 / q0 + 1.2 / q2) / 120)
+    # a busy device: 100 ops/s at 20 ms, a queueing factor of 3
+    busy = region_latency({1: OsdCounters(10.0, {"read": (0.020 * 1000, 1000)})}, [1], 0.0)
+    assert busy["read"].service_secs == pytest.approx(0.020 / 3)
+
+
+def test_the_same_devices_under_other_loads_compare_alike() -> None:
+    """A quiet normal region (10 ops/s) against a busy urgent one (150 ops/s)
+    of the same devices, 5 ms service each: the loaded latencies differ near
+    4x, the service times do not, and sharing by move gains what the work
+    model says."""
+    quiet = {0: OsdCounters(100.0, {"read": (0.00526 * 500, 500), "write": (0.00526 * 500, 500)})}
+    busy = {1: OsdCounters(10.0, {"read": (0.020 * 750, 750), "write": (0.020 * 750, 750)})}
+    lat = {NORMAL: region_latency(quiet, [0], 0.0), URGENT: region_latency(busy, [1], 0.0)}
+    assert lat[URGENT]["read"].secs / lat[NORMAL]["read"].secs > 3.5
+    got = device_gain("move", 0.5, 3, 0.5, 2.0, lat)
+    assert got is not None and got.gain == pytest.approx(2.0, rel=0.02)
+
+
+# ---- the module shell, on the fake mgr -----------------------------------------
+
+def _counters(cluster: FakeCluster, hdd: tuple[float, float], ssd: tuple[float, float]
+              ) -> None:
+    """Every OSD's last samples: 500 reads and 500 writes over 100 s at the
+    latencies given (ms; hdd: even OSDs, ssd: odd)."""
+    for osd in range(8):
+        r, w = ssd if osd % 2 else hdd
+        cluster.counters[osd] = {
+            "osd.op_r_latency": [[0.0, 1e9, 100], [100.0, 1e9 + 500 * r * 1e6, 600]],
+            "osd.op_w_latency": [[0.0, 1e9, 100], [100.0, 1e9 + 500 * w * 1e6, 600]]}
+
+
+def _shared_after_quiet(prior: str) -> tuple[FakeCluster, Any, dict[str, Any]]:
+    """An auto pool at 90% reads, urgent clients quiet from the start, the
+    SSDs answering at a third of the HDDs' speed; min_gain 1.05."""
+    cluster = FakeCluster()
+    cluster.add_pool(1, "fast", "sla_isolated_urgent")
+    cluster.add_pool(3, "mixed", "replicated_rule")
+    _counters(cluster, hdd=(8.0, 20.0), ssd=(24.0, 60.0))
+    m = make_module(cluster, {}, {"min_dwell_secs": 0, "sustain_secs": 0, "step_wait_secs": 0,
+                                  "min_gain": 1.05, "gain_prior": prior})
+    m._rules.replace_check(lambda opts: None)
+    assert m.cmd_pool_set("fast", role=Role.URGENT).retval == 0
+    assert m.cmd_pool_set("mixed", role=Role.NORMAL).retval == 0
+    for _ in range(10):
+        cluster.ops[3] += 1000
+        cluster.reads[3] = cluster.reads.get(3, 0) + 900
+        m.clock = getattr(m, "clock", time.time()) + 5.0
+        with m._store.act_lock:
+            m._ticker.run(m.clock)
+        m._rules.wait(5)
+        m._admission.facts.limits.wait(5)
+        m._placer.move.sender.wait(5)
+    from mgr_sla.shell.commands_io import OutputFormat
+    status = json.loads(m.cmd_status(format=OutputFormat.JSON).stdout)
+    assert status["mode"] == "shared", status
+    return cluster, m, next(p for p in status["pools"] if p["name"] == "mixed")
+
+
+def test_slow_ssds_keep_a_pool_isolated_before_its_first_switch_and_say_why() -> None:
+    cluster, m, pool = _shared_after_quiet("devices")
+    assert cluster.rule_of(3) == "sla_isolated_normal" and cluster.pools[3]["size"] == 3
+    assert not any(pg.startswith("3.") for pg in cluster.upmaps)
+    why = pool["kept_isolated"] or ""
+    assert why.startswith("expected gain ") and "(devices: " in why, pool
+    assert "service time: reads " in why and "under min_gain 1.05x" in why, why
+    # the model alone would have shared it: the devices decided
+    cluster, _, pool = _shared_after_quiet("model")
+    assert pool["kept_isolated"] is None, pool
+    assert cluster.rule_of(3) != "sla_isolated_normal" or cluster.pools[3]["size"] == 4 \
+        or any(pg.startswith("3.") for pg in cluster.upmaps)
+
+
+def test_plan_shows_the_latencies_the_admission_used() -> None:
+    _, m, _ = _shared_after_quiet("model")
+    from mgr_sla.shell.commands_io import OutputFormat
+    plan = json.loads(m.cmd_plan(format=OutputFormat.JSON).stdout)
+    urgent, normal = plan["devices"]["urgent"], plan["devices"]["normal"]
+    assert urgent["read"]["ms"] == pytest.approx(24.0) and normal["write"]["ops"] == 2000
+    # 10 ops/s a device: at 14 ms (hdd) and 42 ms (ssd) mean latency
+    assert normal["write"]["service_ms"] == pytest.approx(20.0 / 1.14, rel=1e-3)
+    assert urgent["read"]["service_ms"] == pytest.approx(24.0 / 1.42, rel=1e-3)
