@@ -248,10 +248,11 @@ def _gains(pool: NormalPool, costs: Mapping[str, SwitchCost], facts: AdmissionFa
     s = facts.settings
     devices = facts.devices if s.gain_prior == "devices" else {}
     r, size = _mix(pool)[0], pool.isolated_info.size
+    ratio = facts.normal_osds / len(facts.urgent) if facts.normal_osds and facts.urgent else 1.0
     return {kind: expected_gain(
         cost.expected_gain, kind, pool.read_fraction, pool.measured.get(kind), facts.now,
         s.gain_retry_secs, s.min_gain,
-        device_gain(kind, r, size, pool.urgent_share, cost.expected_gain, devices))
+        device_gain(kind, r, size, pool.urgent_share, cost.expected_gain, devices, ratio))
         for kind, cost in costs.items()}
 
 

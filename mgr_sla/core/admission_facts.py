@@ -104,6 +104,7 @@ class AdmissionFacts:
     sent_back: Mapping[int, str] = field(default_factory=dict)
     withheld: str | None = None  # Ceph reports PGs withheld (PENDING_CREATING_PGS)
     devices: DeviceLatency = field(default_factory=dict)  # each region's op latencies
+    normal_osds: int = 0  # the normal OSDs that are in
 
 
 def placement_of(role: PoolRole, info: PoolInfo, rule: str, maps: MapSnapshot) -> Placement:

@@ -4,29 +4,32 @@ strategy then expects at a pool's mix.
 
 The work model (switch_cost.py) counts the normal region's work a switch
 takes off (its relief, G); it knows nothing of how fast the urgent devices
-answer. A region's latency is measured under whatever load it had (the urgent
-region under its own clients, the normal one under the normal pools), so the
-devices are compared by their service time: each OSD's mean latency over its
-queueing factor, 1 + ops/s x mean latency (an M/M/1 queue's), ops-weighted
-over the region. With rho = urgent over normal service time of a kind, each
-kind's latency shared is worked out from the part of its ops each region
-serves, L being the normal region's latency now:
+answer, nor of queueing. Each region is measured under whatever load it had
+(the urgent one under its own clients, the normal one under the normal
+pools), so its devices are known by their service time: each OSD's mean
+latency over its queueing factor, Q = 1 + ops/s x mean latency (an M/M/1
+queue's), ops-weighted over the region; the normal region's utilization is
+u = 1 - 1/Q over its ops. Sharing then, as an M/M/1 queue sees it:
 
-- copy: every read is served by the urgent copy (the primary) at rho x L: the
-  urgent region carries the pool's reads as the normal one did; a write waits
-  for its slowest replica, the normal ones relieved of the reads (L / G), the
-  urgent one at rho x L;
-- move: the moved share of the replicas, the primary alike, carries the share
-  of the work the normal region lost, so an op served there takes rho x L / G
-  and one served by the normal region L / G; a write with a replica there
-  (share x size of the PGs, at most all) waits for the slower of the two.
+- the normal devices keep 1/G of their work: utilization u / G;
+- the urgent devices, idle while their clients are quiet, take the work that
+  left, at their own service time: rho x moved x u x (normal OSDs / urgent
+  OSDs), rho the urgent over the normal service time at the pool's mix,
+  `moved` the share of the pool's work that goes (move: its urgent share of
+  the replicas; copy: its reads and one write copy each, of its isolated work);
+- an op takes its region's service time over 1 - its utilization: a read on
+  copy is served by the urgent copy (its primary), on move the urgent share of
+  them; a write waits for its slowest replica, with one on the urgent region
+  on every PG on copy, on share x size of them (at most all) on move.
 
-So a cluster whose urgent devices answer slower than its normal ones keeps a
-pool isolated before its first switch, and the measured gain takes over once
-its interval is clear of min_gain (gain.py). A region's figures come from the
-mgr's last samples of its OSDs' counters (about 100 s), kept until fresher
-ones come: the urgent region is idle in a quiet spell, and what it answered
-while busy is the figure there is.
+The gain is the pool's isolated latency (as measured) over that, at its mix.
+So urgent devices slower than the normal ones, or too few to carry the work,
+keep a pool isolated before its first switch; an idle normal region gains
+nothing from more devices; the measured gain takes over once its interval is
+clear of min_gain (gain.py). A region's figures come from the mgr's last
+samples of its OSDs' counters (about 100 s), kept until fresher ones come:
+the urgent region is idle in a quiet spell, and what it answered while busy
+is the figure there is.
 """
 from __future__ import annotations
 
@@ -35,9 +38,11 @@ from dataclasses import dataclass
 
 from .gain_stats import KINDS, MIN_KIND_SHARE
 from .state import Strategy
-from .switch_cost import MAX_GAIN
+from .switch_cost import MAX_GAIN, WRITE_COST, isolated_hdd_work
 
 MIN_DEVICE_OPS = 100  # a region's kind counts from this many ops in the window
+# a region past this utilization is taken as saturated (its latency 20x its service time)
+MAX_UTILIZATION = 0.95
 NORMAL, URGENT = "normal", "urgent"
 
 
@@ -108,36 +113,51 @@ class DeviceGain:
     basis: str
 
 
+def utilization(kinds: Mapping[str, KindLatency]) -> float:
+    """A region's utilization by its measured ops: 1 - service time / latency."""
+    secs = sum(v.secs * v.ops for v in kinds.values())
+    service = sum(v.service_secs * v.ops for v in kinds.values())
+    return min(MAX_UTILIZATION, max(0.0, 1.0 - service / secs)) if secs > 0 else 0.0
+
+
 def device_gain(strategy: str, read_fraction: float, size: int, urgent_share: float,
-                relief: float, devices: DeviceLatency) -> DeviceGain | None:
+                relief: float, devices: DeviceLatency, osd_ratio: float = 1.0
+                ) -> DeviceGain | None:
     """The gain sharing the pool by `strategy` brings its clients at
-    `read_fraction`, by the regions' latencies and the work model's `relief`
-    of the normal region; None while a kind the mix needs is not measured in
-    both regions (the work model alone speaks then)."""
+    `read_fraction`, by the regions' service times and the normal region's
+    load, with the work model's `relief` of it (`osd_ratio`: normal over
+    urgent OSDs); None while a kind the mix needs is not measured in both
+    regions (the work model alone speaks then)."""
     share = {"read": read_fraction, "write": 1.0 - read_fraction}
     normal, urgent = devices.get(NORMAL, {}), devices.get(URGENT, {})
     kinds = [k for k in KINDS if share[k] >= MIN_KIND_SHARE]
     if not kinds or any(k not in normal or k not in urgent for k in kinds):
         return None
     copy = strategy == Strategy.COPY.value
-    g = max(relief, 1e-9)
+    g = max(relief, 1.0)
+    busy = utilization(normal)
+    rho = sum(share[k] * urgent[k].service_secs for k in kinds) / max(
+        sum(share[k] * normal[k].service_secs for k in kinds), 1e-12)
+    moved = (read_fraction + (1 - read_fraction) * WRITE_COST) / isolated_hdd_work(
+        read_fraction, size) if copy else urgent_share
+    normal_after = busy / g
+    urgent_after = min(MAX_UTILIZATION, rho * moved * busy * osd_ratio)
     # the part of each kind's ops (reads) or PGs (writes) with a replica on the urgent region
     part = {"read": 1.0 if copy else urgent_share,
             "write": 1.0 if copy else min(1.0, urgent_share * size)}
     isolated = shared = 0.0
     for k in kinds:
-        lat = normal[k].secs
-        rho = urgent[k].service_secs / max(normal[k].service_secs, 1e-12)
-        if copy:
-            there = rho * lat if k == "read" else max(lat / g, rho * lat)
-        else:
-            there = max(1.0, rho) * lat / g if k == "write" else rho * lat / g
-        isolated += share[k] * lat
-        shared += share[k] * ((1 - part[k]) * lat / g + part[k] * there)
+        here = normal[k].service_secs / (1 - normal_after)
+        there = urgent[k].service_secs / (1 - urgent_after)
+        if k == "write":
+            there = max(here, there)
+        isolated += share[k] * normal[k].secs
+        shared += share[k] * ((1 - part[k]) * here + part[k] * there)
     gain = round(min(isolated / shared, MAX_GAIN), 3) if shared > 0 else MAX_GAIN
     said = ", ".join(f"{k}s {urgent[k].service_secs * 1e3:.1f} ms urgent, "
                      f"{normal[k].service_secs * 1e3:.1f} ms normal" for k in kinds)
-    return DeviceGain(gain, f"devices' service time: {said}")
+    return DeviceGain(gain, f"devices' service time: {said}; normal region {busy:.0%} busy, "
+                            f"urgent {urgent_after:.0%} once shared")
 
 def devices_view(devices: DeviceLatency) -> dict[str, dict[str, dict[str, float]]]:
     """`plan`'s `devices`: per region and kind, its latency and service time

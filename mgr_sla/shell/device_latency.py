@@ -1,7 +1,8 @@
 """Each region's read and write latency per op, from the OSDs' perf counters
 (`osd.op_r_latency`, `osd.op_w_latency`: averages whose sum and count the mgr
 keeps for its last samples, about 100 s), for the gain's device prior
-(core/device_prior.py). Read at most once a minute: two counters per OSD."""
+(core/device_prior.py). Read at most once a minute: two counters per OSD, of
+at most 256 OSDs per region (the next ones at the next read)."""
 from __future__ import annotations
 
 import math
@@ -19,6 +20,7 @@ from .mgr_port import MgrPort
 
 PATHS = {"read": "osd.op_r_latency", "write": "osd.op_w_latency"}
 READ_EVERY_SECS = 60.0
+MAX_OSDS_READ = 256  # per region and read
 
 
 class DeviceReader:
@@ -26,6 +28,7 @@ class DeviceReader:
         self._mgr = mgr
         self.memory = DeviceMemory()
         self._at = -math.inf
+        self._offset: dict[str, int] = {}
 
     def latency(self, now: float, normal: Iterable[int], urgent: Iterable[int]
                 ) -> DeviceLatency:
@@ -33,10 +36,20 @@ class DeviceReader:
         served ops of the kind meanwhile)."""
         if now - self._at >= READ_EVERY_SECS:
             self._at = now
-            for region, osds in ((NORMAL, list(normal)), (URGENT, list(urgent))):
+            for region, osds in ((NORMAL, sorted(normal)), (URGENT, sorted(urgent))):
+                osds = self._turn(region, osds)
                 counters = {osd: self._counters(osd) for osd in osds}
                 self.memory.update(region, region_latency(counters, osds, now))
         return self.memory.latency
+
+    def _turn(self, region: str, osds: list[int]) -> list[int]:
+        """At most MAX_OSDS_READ of a region's OSDs a read, the next ones at the
+        next: a region's mean needs no more, and 10,000 OSDs cost 512 calls."""
+        if len(osds) <= MAX_OSDS_READ:
+            return osds
+        start = self._offset.get(region, 0) % len(osds)
+        self._offset[region] = start + MAX_OSDS_READ
+        return (osds[start:] + osds[:start])[:MAX_OSDS_READ]
 
     def _counters(self, osd: int) -> OsdCounters:
         """Per kind (seconds, ops) over the mgr's samples of the OSD's counters

@@ -155,12 +155,12 @@ class FactReader:
                        {rid: view.in_under_takes(rid) for rid in view.rules.values()},
                        dict(view.rules), largest_domain(maps))
         # read whatever the prior (plan shows them): two counters per OSD a minute
-        devices = self.devices.latency(
-            now, [o for o in regions.in_of_class(regions.normal_class) if o in up],
-            [o for o in urgent_ids if o in up])
+        normal_ids = regions.in_of_class(regions.normal_class)
+        devices = self.devices.latency(now, [o for o in normal_ids if o in up],
+                                       [o for o in urgent_ids if o in up])
         return AdmissionFacts(now, settings, state.decision.mode, state.pinned, tuple(pools),
                               urgent, cap, frozenset(view.rules), mon, tuple(state.history),
-                              dict(state.sent_back), self.withheld, devices)
+                              dict(state.sent_back), self.withheld, devices, len(normal_ids))
 
     def candidate(self, facts: AdmissionFacts, info: PoolInfo, role: PoolRole,
                   maps: MapSnapshot) -> AdmissionFacts:

@@ -26,50 +26,70 @@ from mgr_sla.core.switch_cost import MAX_GAIN, Capacity, PoolCostInputs
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-def devices(normal: tuple[float, float], urgent: tuple[float, float]
+def devices(normal: tuple[float, float], urgent: tuple[float, float], busy: float = 0.5
             ) -> dict[str, dict[str, KindLatency]]:
-    """(read ms, write ms) per region."""
-    return {region: {"read": KindLatency(r / 1e3, r / 1e3, 1000, 0.0),
-                     "write": KindLatency(w / 1e3, w / 1e3, 1000, 0.0)}
-            for region, (r, w) in ((NORMAL, normal), (URGENT, urgent))}
+    """Service times (read ms, write ms) per region; the normal region `busy`
+    (its latency its service time over 1 - busy), the urgent one idle."""
+    def kinds(r: float, w: float, u: float) -> dict[str, KindLatency]:
+        return {"read": KindLatency(r / 1e3 / (1 - u), r / 1e3, 1000, 0.0),
+                "write": KindLatency(w / 1e3 / (1 - u), w / 1e3, 1000, 0.0)}
+    return {NORMAL: kinds(*normal, busy), URGENT: kinds(*urgent, 0.0)}
 
 
-def model(strategy: Strategy, reads: float, share: float = 0.2) -> float:
+def model(strategy: Strategy, reads: float, share: float = 0.5) -> float:
     cap = Capacity(1e12, 0.85, 2e12, 1e12, 1e13, 0.9)
     pool = PoolCostInputs(3, "p", strategy, 3, 1e9, 32, share, reads)
     return MODELS[strategy].cost(pool, cap, reads).expected_gain
 
 
 def gain(strategy: Strategy, reads: float, lat: dict[str, dict[str, KindLatency]],
-         share: float = 0.2) -> float:
-    got = device_gain(strategy.value, reads, 3, share, model(strategy, reads, share), lat)
+         share: float = 0.5, osd_ratio: float = 1.0) -> float:
+    got = device_gain(strategy.value, reads, 3, share, model(strategy, reads, share), lat,
+                      osd_ratio)
     assert got is not None
     return got.gain
 
 
+# a 1:1 cluster (move's share 0.5), its HDDs half busy
 SLOW = devices((8.0, 20.0), (24.0, 60.0))  # the SSDs a third of the HDDs' speed
 FAST = devices((8.0, 20.0), (0.5, 1.0))
 SAME = devices((8.0, 20.0), (8.0, 20.0))
+MIXES = [0.0, 0.1, 0.5, 0.9, 1.0]
 
 
-@pytest.mark.parametrize("reads", [0.0, 0.1, 0.5, 0.9, 1.0])
+@pytest.mark.parametrize("reads", MIXES)
 @pytest.mark.parametrize("strategy", list(Strategy))
 def test_slow_urgent_devices_make_every_mix_lose(strategy: Strategy, reads: float) -> None:
     assert gain(strategy, reads, SLOW) < 1.0
 
 
-def test_fast_urgent_devices_keep_what_the_work_model_expects() -> None:
+def test_fast_urgent_devices_gain_by_the_normal_regions_relief_and_their_speed() -> None:
     # reads served by fast SSDs: the cap the benchmark measured
     assert gain(Strategy.COPY, 0.9, FAST) == MAX_GAIN
-    # writes on move: the normal region's relief, the urgent replica no slower
-    assert gain(Strategy.MOVE, 0.0, FAST) == pytest.approx(model(Strategy.MOVE, 0.0), rel=0.01)
-    # a write on copy waits for the normal copies as before: no gain
+    # writes on move: the HDDs half as busy, the SSD replica faster than them:
+    # (8 / 0.5) / (8 / 0.75)
+    assert gain(Strategy.MOVE, 0.0, FAST) == pytest.approx(1.5, rel=0.01)
+    # a write on copy waits for the normal copies, as busy as before: no gain
     assert gain(Strategy.COPY, 0.0, FAST) == pytest.approx(1.0)
 
 
-def test_urgent_devices_as_fast_as_the_normal_ones_bring_no_read_gain_by_copy() -> None:
+def test_the_same_devices_share_the_work_evenly_by_move_and_copy_moves_the_queue() -> None:
+    # move, 1:1: both regions end a quarter busy, from half: 1 / 0.5 over 1 / 0.75
+    for reads in MIXES:
+        assert gain(Strategy.MOVE, reads, SAME) == pytest.approx(1.5, rel=0.01)
+    # copy of a read-only pool: its reads take the HDDs' queue along to the SSDs
     assert gain(Strategy.COPY, 1.0, SAME) == pytest.approx(1.0)
-    assert 1.0 < gain(Strategy.MOVE, 1.0, SAME) <= model(Strategy.MOVE, 1.0)
+
+
+def test_an_idle_normal_region_gains_nothing_and_few_ssds_saturate() -> None:
+    idle = devices((8.0, 20.0), (8.0, 20.0), busy=0.0)
+    assert gain(Strategy.MOVE, 0.5, idle) == pytest.approx(1.0)
+    # ten HDDs a fast SSD, the HDDs 60% busy: copy's reads of a read-heavy pool fit
+    # on the SSDs; with SSDs only as fast as the HDDs they saturate
+    ten = devices((8.0, 20.0), (0.5, 1.0), busy=0.6)
+    assert gain(Strategy.COPY, 0.9, ten, osd_ratio=10.0) == MAX_GAIN
+    flat = devices((8.0, 20.0), (8.0, 20.0), busy=0.6)
+    assert gain(Strategy.COPY, 0.9, flat, osd_ratio=10.0) < 0.2
 
 
 def test_a_kind_the_mix_needs_unmeasured_leaves_the_work_model() -> None:
@@ -96,14 +116,16 @@ def test_a_region_counts_a_kind_from_enough_ops_and_its_service_time_free_of_loa
 def test_the_same_devices_under_other_loads_compare_alike() -> None:
     """A quiet normal region (10 ops/s) against a busy urgent one (150 ops/s)
     of the same devices, 5 ms service each: the loaded latencies differ near
-    4x, the service times do not, and sharing by move gains what the work
-    model says."""
+    4x, the service times do not; the prior is the one an idle urgent region
+    of the same devices gives."""
     quiet = {0: OsdCounters(100.0, {"read": (0.00526 * 500, 500), "write": (0.00526 * 500, 500)})}
     busy = {1: OsdCounters(10.0, {"read": (0.020 * 750, 750), "write": (0.020 * 750, 750)})}
     lat = {NORMAL: region_latency(quiet, [0], 0.0), URGENT: region_latency(busy, [1], 0.0)}
     assert lat[URGENT]["read"].secs / lat[NORMAL]["read"].secs > 3.5
-    got = device_gain("move", 0.5, 3, 0.5, 2.0, lat)
-    assert got is not None and got.gain == pytest.approx(2.0, rel=0.02)
+    same = {NORMAL: lat[NORMAL], URGENT: region_latency(quiet, [0], 0.0)}
+    got, idle = (device_gain("move", 0.5, 3, 0.5, 2.0, d) for d in (lat, same))
+    assert got is not None and idle is not None
+    assert got.gain == pytest.approx(idle.gain, rel=0.01) and got.gain < 1.05  # a quiet region
 
 
 # ---- the module shell, on the fake mgr -----------------------------------------
@@ -169,3 +191,25 @@ def test_plan_shows_the_latencies_the_admission_used() -> None:
     # 10 ops/s a device: at 14 ms (hdd) and 42 ms (ssd) mean latency
     assert normal["write"]["service_ms"] == pytest.approx(20.0 / 1.14, rel=1e-3)
     assert urgent["read"]["service_ms"] == pytest.approx(24.0 / 1.42, rel=1e-3)
+
+
+def test_a_large_region_is_read_a_slice_at_a_time() -> None:
+    from mgr_sla.shell.device_latency import MAX_OSDS_READ, DeviceReader
+
+    class Counters:
+        asked: list[str] = []
+
+        def get_counter(self, svc_type: str, svc_name: str, path: str) -> Any:
+            self.asked.append(svc_name)
+            return {path: [[0.0, 0, 0], [100.0, 2e9, 200]]}
+    port = Counters()
+    reader = DeviceReader(port)  # type: ignore[arg-type]
+    hdd = list(range(0, 2000, 2))
+    got = reader.latency(0.0, hdd, [1, 3])
+    assert len(port.asked) == 2 * (MAX_OSDS_READ + 2)
+    assert got[NORMAL]["read"].secs == pytest.approx(0.01)
+    reader.latency(30.0, hdd, [1, 3])  # within the minute: nothing read
+    assert len(port.asked) == 2 * (MAX_OSDS_READ + 2)
+    reader.latency(60.0, hdd, [1, 3])
+    second = {int(n) for n in port.asked[2 * (MAX_OSDS_READ + 2):] if int(n) % 2 == 0}
+    assert second == set(hdd[MAX_OSDS_READ:2 * MAX_OSDS_READ])
