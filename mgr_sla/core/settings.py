@@ -202,7 +202,8 @@ SETTINGS_SPECS = (
                "what a pool's expected gain rests on until it is measured: devices (the work "
                "model with each region's read and write service time and the normal region's "
                "load, from the OSDs' perf counters, so urgent devices slower than the normal "
-               "ones keep pools isolated before any switch) or model (the work model alone)", enum_allowed=GAIN_PRIORS),
+               "ones keep pools isolated before any switch) or model (the work model alone)",
+               enum_allowed=GAIN_PRIORS),
     OptionSpec("max_urgent_drive_writes", "float",
                "bytes the switches to shared may write onto the urgent OSDs per day, in drive "
                "writes of the urgent region's raw capacity (0.3: 30% of its raw bytes a day); a "
