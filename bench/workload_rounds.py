@@ -24,6 +24,7 @@ from bench.sla_clients import UrgentClient
 from bench.sla_cluster import Bench
 from bench.workload_clients import PoolClients, lay_out
 from harness.cephcluster import PacedWriter, wait_for
+from mgr_sla.core.gain_stats import MIN_KIND_SHARE  # a kind under it: left out at a mix
 
 ISOLATED_RULE, NORMAL_SIZE = "sla_isolated_normal", 3
 # the warm-up urgent clients: synchronous ones side by side, half reads, so that
@@ -40,8 +41,7 @@ SHARED_MIX = {"mix-change": {"reads": 10, "writes": 95}}
 # the urgent clients' figures count once read this long after they started
 # (the mgr's samples of the counters span about 100 s, most of it theirs then)
 PRIOR_WARMUP_SECS = 45.0
-# a kind under this share of the ops is left out of a gain at a mix (the module's rule)
-MIN_KIND_SHARE = 0.05
+
 
 
 @dataclass(frozen=True)

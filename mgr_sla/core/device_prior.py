@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from .gain_stats import KINDS, MIN_KIND_SHARE
+from .gain_stats import KINDS, MIN_KIND_SHARE, kind_shares
 from .state import Strategy
 from .switch_cost import MAX_GAIN, WRITE_COST, isolated_hdd_work
 
@@ -128,7 +128,7 @@ def device_gain(strategy: str, read_fraction: float, size: int, urgent_share: fl
     load, with the work model's `relief` of it (`osd_ratio`: normal over
     urgent OSDs); None while a kind the mix needs is not measured in both
     regions (the work model alone speaks then)."""
-    share = {"read": read_fraction, "write": 1.0 - read_fraction}
+    share = kind_shares(read_fraction)
     normal, urgent = devices.get(NORMAL, {}), devices.get(URGENT, {})
     kinds = [k for k in KINDS if share[k] >= MIN_KIND_SHARE]
     if not kinds or any(k not in normal or k not in urgent for k in kinds):

@@ -29,6 +29,11 @@ _T95 = (12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18,
         2.05, 2.05, 2.05, 2.04)
 
 
+def kind_shares(read_fraction: float) -> dict[str, float]:
+    """Each kind's share of the ops at a mix."""
+    return {"read": read_fraction, "write": 1.0 - read_fraction}
+
+
 def t95(df: int) -> float:
     return _T95[df - 1] if 1 <= df <= len(_T95) else 1.96
 
@@ -171,7 +176,7 @@ def gain_at_mix(kinds: Mapping[str, KindGain | None], read_fraction: float) -> M
     """The pool's gain at `read_fraction`: its isolated over its shared mean
     latency per op at that mix, with a 95% interval; None while a kind with
     MIN_KIND_SHARE of the ops or more is not measured in both placements."""
-    share = {"read": read_fraction, "write": 1.0 - read_fraction}
+    share = kind_shares(read_fraction)
     used = {k: g for k, g in kinds.items() if share[k] >= MIN_KIND_SHARE}
     if not used or any(g is None for g in used.values()):
         return None
