@@ -13,9 +13,9 @@ emulated device speeds: bench/emulation.py), three cases:
 - fast-urgent: the SSDs at --ssd-iops (the urgent region can serve more);
 - slow-urgent: the SSDs at a third of an HDD's I/Os (the urgent region is too
   slow for the normal pools' reads: sharing costs them);
-- mix-change: the SSDs as fast as the HDDs, and in the shared spells the
-  read-heavy and write-heavy pools swap their mixes (a gain must follow the
-  placement, not the mix).
+- mix-change: the SSDs as fast as the HDDs, and the read-heavy and
+  write-heavy pools swap their mixes every other cycle (what the module
+  measured at one mix judges the pool at the next).
 
 The smoke run takes one cycle of mix-change and of slow-urgent (fast-urgent
 runs the same steps at other device speeds).
@@ -98,16 +98,19 @@ def summary(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
             gains = [c["client_gain"].get(pool) for c, s in zip(cycles, shared) if s]
             last = cycles[-1]["shared"]["pools"][pool]["gain"] or {}
             known = [g for g in gains if g is not None]
-            shared_reads = cycles[0]["mix"]["shared"][pool]
             out.append({
                 "case": case["case"], "pool": pool, "read_percent": reads,
-                "shared_read_percent": shared_reads,
+                "read_percent_by_cycle": [c["mix"][pool] for c in cycles],
                 "shared_by_cycle": shared,
                 # the module's measured gain over its clients' at the shared mix, - 1
                 "module_error_by_cycle": [(c["gain_check"].get(pool) or {}).get("error")
                                           for c in cycles],
                 "measured_gain": last.get("measured"), "model_gain": last.get("model"),
                 "client_gain_shared": round(sum(known) / len(known), 2) if known else None,
+                # the clients' at the cycle's mix, where the pool was shared: what the
+                # placement brought (a pool kept isolated has none to show)
+                "client_gain_by_cycle": [(c["gain_check"].get(pool) or {}).get("clients_at_mix")
+                                         if s else None for c, s in zip(cycles, shared)],
                 "kept_why": next((s["kept_isolated"] for s in reversed(seen)
                                   if s["kept_isolated"]), None),
                 "bytes_to_urgent": sum(c["switch"].get("bytes_to_urgent") or 0
@@ -117,16 +120,17 @@ def summary(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def table(results: dict[str, Any]) -> str:
-    rows = ["| case | pool (reads) | shared, per cycle | measured gain (model) "
-            "| clients' gain shared | module vs clients, per cycle | urgent p99 "
+    rows = ["| case | pool (reads, per cycle) | shared, per cycle | measured gain (model) "
+            "| clients' gain, per cycle | module vs clients, per cycle | urgent p99 "
             "| kept because |", "|" + "---|" * 8]
     for r in results["summary"]:
         shared = ", ".join(s or "no" for s in r["shared_by_cycle"])
         measured = "-" if r["measured_gain"] is None else f"{r['measured_gain']:.2f}x"
         model = "-" if r["model_gain"] is None else f"{r['model_gain']:.2f}x"
-        client = "-" if r["client_gain_shared"] is None else f"{r['client_gain_shared']:.2f}x"
-        reads = f"{r['read_percent']}%" if r["shared_read_percent"] == r["read_percent"] \
-            else f"{r['read_percent']}%, shared {r['shared_read_percent']}%"
+        client = ", ".join("-" if g is None else f"{g:.2f}x" for g in r["client_gain_by_cycle"])
+        by_cycle = r["read_percent_by_cycle"]
+        reads = f"{by_cycle[0]}%" if len(set(by_cycle)) == 1 else \
+            ", ".join(f"{p}%" for p in by_cycle)
         errors = ", ".join("-" if e is None else f"{e:+.0%}" for e in r["module_error_by_cycle"])
         rows.append(f"| {r['case']} | {r['pool']} ({reads}) | {shared} "
                     f"| {measured} ({model}) | {client} | {errors} | {r['urgent_p99_ms']} ms "

@@ -4,9 +4,11 @@ module's default configuration, through quiet and urgent periods.
 
 A cycle: an isolated quiet spell (the module's dwell: after the pools were
 set up, then after the urgent client), the module's switch to shared (which
-pools it shares, by which strategy, which it keeps and why), a shared spell,
-then the urgent client (the module isolates; the urgent p99 is measured once
-isolated). The normal clients run throughout; each spell's figures are theirs.
+pools it shares, by which strategy, which it keeps and why), a shared spell
+(until the module has measured each pool it shared, within a bound), then the
+urgent client (the module isolates; the urgent p99 is measured once
+isolated). The normal clients run throughout, at the cycle's mix; each
+spell's figures are theirs.
 
 After each shared spell the module's measured gain of each shared pool is held
 against its clients' own: their mean read and write latency isolated over
@@ -34,10 +36,15 @@ URGENT_WARMUP_CLIENTS, URGENT_WARMUP_OPS = 4, 20
 # of an HDD serves a few dozen ops a second, and its operator sets them lower
 THRESHOLDS = {"fast-urgent": ("30", "10"), "slow-urgent": ("12", "5"),
               "mix-change": ("30", "10")}
-# the mix-change case: SSDs as fast as the HDDs, and in the shared spells the
-# read-heavy and the write-heavy pools swap their mixes (the mixed pool keeps
-# its own): a gain must follow the placement, not the change of mix
-SHARED_MIX = {"mix-change": {"reads": 10, "writes": 95}}
+# the mix-change case: SSDs as fast as the HDDs, and the read-heavy and the
+# write-heavy pools swap their mixes every other cycle (the first one swapped;
+# the mixed pool keeps its own): what the module measured at one mix must
+# judge the pool at the next, by what the placement brings at that mix
+CYCLE_MIXES: dict[str, tuple[dict[str, int], ...]] = {
+    "mix-change": ({"reads": 10, "writes": 95}, {})}
+# a shared spell runs on past spell_secs, this long at most, until the module
+# has a measured gain for each pool it shared (two settled windows each side)
+MEASURE_GRACE_SECS = 75
 # the urgent clients' figures count once read this long after they started
 # (the mgr's samples of the counters span about 100 s, most of it theirs then)
 PRIOR_WARMUP_SECS = 45.0
@@ -64,8 +71,8 @@ class WorkloadCase:
     def __init__(self, bench: Bench, plan: WorkloadPlan, say: Callable[[str], None]) -> None:
         self.bench, self.plan, self.say = bench, plan, say
         self.c = bench.cluster
-        self.mix: Mapping[str, int] = dict(plan.mix)
-        self.shared_mix: Mapping[str, int] = self.mix  # the shared spells' (SHARED_MIX)
+        self.mix: Mapping[str, int] = dict(plan.mix)  # the pools laid out, their mixes
+        self.cycle_mix: Mapping[str, int] = self.mix  # this cycle's (CYCLE_MIXES)
         self.ssd = {o for o, cls in bench.classes.items() if cls == "ssd"}
         self.placed_status: dict[str, Any] = {"pools": []}
 
@@ -182,17 +189,35 @@ class WorkloadCase:
             f"{pool} {f['ops_per_sec']} ops/s" for pool, f in figures.items()))
         return {"spell": what, "secs": secs, "clients": figures}
 
+    def measured_after(self, min_secs: float) -> Callable[[], bool]:
+        """A spell's end: `min_secs` past, and every pool shared now has the
+        module's measured gain (asked every few seconds)."""
+        started, asked = time.monotonic(), [0.0]
+
+        def done() -> bool:
+            now = time.monotonic()
+            if now - started < min_secs or now - asked[0] < 5:
+                return False
+            asked[0] = now
+            try:
+                pools = self.pools_now()
+            except RuntimeError:  # the CLI's hiccup: asked again in a moment
+                return False
+            return all((p.get("gain") or {}).get("measured") is not None
+                       for p in pools.values() if p["shared"])
+        return done
+
     def to_shared(self, cycle: int) -> tuple[dict[str, Any], dict[str, Any]]:
         """The quiet isolated spell until the module shares, then the clients
         run on until every pool is placed: (spell, switch)."""
         if cycle == 0:  # the pool set ran pinned isolated: now the module decides
             self.c.ceph("sla", "mode", "auto")
         quiet = self.spell(lambda: self.bench.mode() == "shared", self.plan.dwell_secs + 120,
-                           "isolated (quiet, the dwell)", self.mix)
+                           "isolated (quiet, the dwell)", self.cycle_mix)
         wall = time.time() - quiet["secs"]
         t0 = time.monotonic()
         self.spell(lambda: self.bench.mode() == "shared" and _quietly(self.placed),
-                   900, "the switch to shared, until placed", self.shared_mix)
+                   900, "the switch to shared, until placed", self.cycle_mix)
         switch = {**self.switch_record("shared", wall),
                   "placed_secs": round(time.monotonic() - t0, 1),
                   "pools": self.pools_now(self.placed_status)}
@@ -201,7 +226,7 @@ class WorkloadCase:
     def urgent(self) -> dict[str, Any]:
         """The urgent client comes: the module isolates under the normal load;
         then the urgent client's run, isolated, beside the normal clients."""
-        clients = PoolClients(self.c, self.mix, self.plan.block_kb, self.plan.iodepth)
+        clients = PoolClients(self.c, self.cycle_mix, self.plan.block_kb, self.plan.iodepth)
         try:
             # a steady urgent writer above the high threshold until isolated
             wall = time.time()
@@ -223,25 +248,32 @@ class WorkloadCase:
 
     def run(self, case: str) -> dict[str, Any]:
         self.say(f"case {case}")
-        self.shared_mix = {**self.mix, **SHARED_MIX.get(case, {})}
         speeds = self.device_speeds(case)
         urgent_devices = self.fresh_pools()
         cycles = []
         for cycle in range(self.plan.cycles):
+            self.cycle_mix = cycle_mix(case, cycle, self.mix)
             quiet, switch = self.to_shared(cycle)
-            shared = self.spell(lambda: False, self.plan.spell_secs, "shared", self.shared_mix)
+            shared = self.spell(self.measured_after(self.plan.spell_secs),
+                                self.plan.spell_secs + MEASURE_GRACE_SECS, "shared",
+                                self.cycle_mix)
             shared["pools"] = self.pools_now()
             urgent = self.urgent()
             self.say(f"cycle {cycle + 1}: urgent p99 {urgent['urgent_p99_ms']} ms, shared "
                      + ", ".join(f"{n} {'by ' + p['strategy'] if p['shared'] else 'no'}"
                                  for n, p in switch["pools"].items()))
-            cycles.append({"cycle": cycle + 1, "mix": {"isolated": dict(self.mix),
-                                                       "shared": dict(self.shared_mix)},
+            cycles.append({"cycle": cycle + 1, "mix": dict(self.cycle_mix),
                            "isolated": quiet, "switch": switch, "shared": shared,
                            "urgent": urgent, "client_gain": client_gain(quiet, shared),
                            "gain_check": gain_check(quiet, shared)})
         return {"case": case, "devices": speeds, "urgent_devices_read": urgent_devices,
                 "mix_read_percent": dict(self.mix), "cycles": cycles}
+
+
+def cycle_mix(case: str, cycle: int, base: Mapping[str, int]) -> dict[str, int]:
+    """Each pool's read percent in `cycle` (from 0) of `case`."""
+    changes = CYCLE_MIXES.get(case, ({},))
+    return {**base, **changes[cycle % len(changes)]}
 
 
 def _read_since(plan: Mapping[str, Any], since: float) -> dict[str, Any] | None:
