@@ -131,11 +131,12 @@ def with_exact_weights(blocks: Sequence[Block], crush: CrushMap) -> list[Block]:
 
 
 def render_rule(
-    name: str, rule_id: int, steps: Sequence[str], *, with_sizes: bool, max_size: int = 10
+    name: str, rule_id: int, steps: Sequence[str], *, with_sizes: bool, max_size: int = 10,
+    min_size: int = 1, rule_type: str = "replicated",
 ) -> Block:
-    lines = [f"rule {name} {{", f"\tid {rule_id}", "\ttype replicated"]
+    lines = [f"rule {name} {{", f"\tid {rule_id}", f"\ttype {rule_type}"]
     if with_sizes:
-        lines += ["\tmin_size 1", f"\tmax_size {max_size}"]
+        lines += [f"\tmin_size {min_size}", f"\tmax_size {max_size}"]
     lines += [f"\tstep {step}" for step in steps]
     lines.append("}")
     return Block("rule", name, tuple(lines))
