@@ -61,14 +61,16 @@ class Plan:
     pg_num: int  # PGs per pool
     objects: int  # small objects per pool: the extra copy the SSDs delete after isolation
     object_kb: int
-    tail_secs: float  # normal clients kept on after every pool is active at size 4
+    # normal clients kept on after every pool is active at size 4: long enough that an
+    # op the switch stalled completes inside the window (a loaded machine peers slowly)
+    tail_secs: float
     base_secs: float  # urgent client before isolation
     after_secs: float  # urgent client after isolation
 
 
 FULL = Plan(pools=4, pg_num=16, objects=3000, object_kb=16, tail_secs=10, base_secs=15,
             after_secs=60)
-SMOKE = Plan(pools=2, pg_num=8, objects=100, object_kb=16, tail_secs=2, base_secs=4,
+SMOKE = Plan(pools=2, pg_num=8, objects=100, object_kb=16, tail_secs=8, base_secs=4,
              after_secs=6)
 
 

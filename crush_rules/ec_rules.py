@@ -75,6 +75,24 @@ def ec_shared_rule(rule: Rule, crush: CrushMap, scope: RuleScope) -> EcSharedRul
     one ``choose``/``chooseleaf indep`` step by the scope's failure domain, one
     emit at the end (what Ceph's erasure-code profiles make).
     """
+    _check_take(rule, scope)
+    steps, chooses = _shared_steps(rule, scope)
+    where = f"rule {rule.name}"
+    if len(chooses) != 1:
+        raise CrushError(f"{where} has {len(chooses)} choose steps; the EC strategy shares "
+                         "rules of one choose or chooseleaf indep step")
+    fd = chooses[0].type or ""
+    if fd != scope.failure_domain:
+        raise CrushError(f"{where} separates shards by {fd}, the sla rules by "
+                         f"{scope.failure_domain}; the failure domains must be the same")
+    if fd not in crush.types.values():
+        raise CrushError(f"{where} chooses type {fd}, which the map does not define")
+    return EcSharedRule(rule.name, ec_rule_name(rule.name), fd, (*steps, "emit"),
+                        rule.min_size, rule.max_size)
+
+
+def _check_take(rule: Rule, scope: RuleScope) -> None:
+    """An erasure rule of its own, with one take of the normal class and one emit."""
     where = f"rule {rule.name}"
     if rule.name.startswith(EC_PREFIX):
         raise CrushError(f"{where} is an sla rule itself; give the pool's own rule")
@@ -92,6 +110,12 @@ def ec_shared_rule(rule: Rule, crush: CrushMap, scope: RuleScope) -> EcSharedRul
         raise CrushError(f"{where} takes {got}, not {scope.root} class {scope.normal_class}: "
                          "an EC pool on the normal region takes the normal class under the "
                          "root the sla rules use")
+
+
+def _shared_steps(rule: Rule, scope: RuleScope) -> tuple[list[str], list[Step]]:
+    """The rule's steps with the whole root's take, without its emit; its choose steps."""
+    where = f"rule {rule.name}"
+    ops = [s.op for s in rule.steps if s.op != "noop"]
     steps: list[str] = []
     chooses: list[Step] = []
     for step in rule.steps:
@@ -111,18 +135,7 @@ def ec_shared_rule(rule: Rule, crush: CrushMap, scope: RuleScope) -> EcSharedRul
             raise CrushError(f"{where} has a '{step.op}' step; the EC strategy shares rules of "
                              "one choose or chooseleaf indep step (msr and firstn rules are "
                              "not supported)")
-    if len(chooses) != 1:
-        raise CrushError(f"{where} has {len(chooses)} choose steps; the EC strategy shares "
-                         "rules of one choose or chooseleaf indep step")
-    fd = chooses[0].type or ""
-    if fd != scope.failure_domain:
-        raise CrushError(f"{where} separates shards by {fd}, the sla rules by "
-                         f"{scope.failure_domain}; the failure domains must be the same")
-    if fd not in crush.types.values():
-        raise CrushError(f"{where} chooses type {fd}, which the map does not define")
-    steps.append("emit")
-    return EcSharedRule(rule.name, ec_rule_name(rule.name), fd, tuple(steps),
-                        rule.min_size, rule.max_size)
+    return steps, chooses
 
 
 # -- the shards of one PG ---------------------------------------------------------

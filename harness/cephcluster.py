@@ -155,10 +155,12 @@ class Cluster:
         wait_for("all PGs active+clean", clean, timeout)
 
     def enable_sla(self) -> None:
-        """Enable the module and wait until it answers (the mgr loads it async)."""
+        """Enable the module and wait until it answers (the mgr loads it async;
+        Pacific's respawns to load it). Each try is short: a call sent while the mgr
+        restarts can hang on its old session, and a loaded machine may take minutes."""
         self.ceph("mgr", "module", "enable", "sla")
         wait_for("`ceph sla status` to answer", lambda: self.ceph_raw(
-            "sla", "status").returncode == 0, 60)
+            "sla", "status", timeout=15).returncode == 0, 240)
 
     def create_pool(self, name: str, pg_num: int = 32, size: int = 3) -> int:
         self.ceph("osd", "pool", "create", name, str(pg_num), str(pg_num))
