@@ -84,22 +84,32 @@ def test_a_copy_pool_past_the_pg_limit_stays_isolated_and_is_named(sla_pools: Cl
         # placement deleted): what the module counts is what the up sets say
         counts = settled_pg_counts(cluster)
         now = max(counts[o] for o in ssds)
+        original = cluster.json("tell", "mgr", "config", "get", "mon_max_pg_per_osd")[
+            "mon_max_pg_per_osd"]
         # the module's projection of sharing on CRUSH's mapping (worst urgent OSD,
         # a failure domain lost): the limit just under it, and no higher than
-        # today's placement needs with a domain lost
-        shared = wait_for("the projection from CRUSH's mapping", lambda: (
-            e := next(c for c in cluster.json("sla", "plan")["costs"] if c["name"] == POOL)[
-                "pg_slots_if_shared"])["basis"] == "crush" and e, 90)
-        limit = min(now + math.ceil(now / 3) + 2, int(shared["pgs"]) - 1)
+        # today's placement needs with a domain lost. Set again while the projection
+        # moves (the OSDs' reports it counts can still move it by a PG): the limit
+        # stands once the module has taken it and, a read later, still projects more
+        limit = 0
+
+        def limit_just_under() -> dict[str, Any] | None:
+            nonlocal limit
+            e = next(c for c in cluster.json("sla", "plan")["costs"] if c["name"] == POOL)[
+                "pg_slots_if_shared"]
+            if e["basis"] != "crush":
+                return None
+            want = min(now + math.ceil(now / 3) + 2, int(e["pgs"]) - 1)
+            if want != limit:
+                _set_limit(cluster, str(want))
+                limit = want
+                return None
+            return e if e["limit"] == limit and int(e["pgs"]) > limit else None
+        shared = wait_for("the module to take a limit just under its projection",
+                          limit_just_under, 120, interval=2)
         assert limit >= now + 2, f"sharing adds too little to tell apart: {shared}, now {now}"
         assert (sum(counts.values()) + PGS) / len(counts) < limit, \
             "Ceph's average would refuse on its own"
-        original = cluster.json("tell", "mgr", "config", "get", "mon_max_pg_per_osd")[
-            "mon_max_pg_per_osd"]
-        _set_limit(cluster, str(limit))
-        wait_for("the module to take the limit", lambda: next(
-            c for c in cluster.json("sla", "plan")["costs"] if c["name"] == POOL)[
-                "pg_slots_if_shared"]["limit"] == limit, 60)
         cluster.ceph("sla", "mode", "shared")
         kept = wait_for("the pool kept isolated for PG slots", lambda: _kept_for_slots(cluster), 90)
         assert f"over mon_max_pg_per_osd {limit}" in kept["kept_isolated"]
