@@ -4,19 +4,20 @@ whether sharing it is worth what it costs.
 The module's perf query gives each pool's ops and latency sums, reads and
 writes apart. While the urgent clients are quiet, the ledger sums them over
 windows of `window_secs` and files each window under the pool's placement
-(isolated, or shared by one strategy; a window while the pool's data moves
-is filed apart and never compared) and its load: the ops the pool had in
-flight (Little's law: ops/s x mean latency), in bins a factor 4 wide. A
-closed-loop client (a VM, fio, `rados bench`) keeps its in-flight ops
-whatever the placement, so its gain shows as a shorter latency per op and as
-as many more ops/s; an open-loop client below saturation keeps its rate, and
-its ops in flight shrink by the gain (a bin holds a gain up to 4 either way).
-A strategy's measured gain is worked out per op kind at the loads seen in
-both placements (gain_stats.py), then combined at the pool's mix of now: a
-change of mix alone measures 1.0. Only the last `keep_periods` periods of
-each placement count, so a pool whose workload changed is judged on what it
-does now. The ledger is small (sums per period, load and kind) and is kept
-in the module's store: a mgr failover keeps what was measured.
+(isolated, or shared by one strategy; a window while the pool's data moves, or
+while it is kept isolated in shared mode, is filed apart and never compared)
+and its load: the ops the pool had in flight (Little's law: ops/s x mean
+latency), in bins a factor 4 wide. A closed-loop client (a VM, fio, `rados
+bench`) keeps its in-flight ops whatever the placement, so its gain shows as a
+shorter latency per op and as as many more ops/s; an open-loop client below
+saturation keeps its rate, and its ops in flight shrink by the gain (a bin
+holds a gain up to 4 either way). A strategy's measured gain is worked out per
+op kind at the loads seen in both placements (gain_stats.py), then combined at
+the pool's mix of now: a change of mix alone measures 1.0. Only the last
+`keep_periods` periods of each placement count, so a pool whose workload
+changed is judged on what it does now. The ledger is small (sums per period,
+load and kind) and is kept in the module's store: a mgr failover keeps what
+was measured.
 """
 from __future__ import annotations
 
@@ -44,6 +45,10 @@ MIN_QUIET_PERIODS = 3
 # a pool's placement in the ledger: isolated, or shared by a strategy (its name)
 ISOLATED = "isolated"
 MOVING = "+moving"  # appended while the pool's data moves: filed apart
+# appended to ISOLATED in shared mode, for a pool kept isolated while others share:
+# its normal OSDs carry less of the others' load than in isolated mode, so its
+# windows are no isolated baseline (filed apart, never compared)
+KEPT = "+kept"
 LEDGER_VERSION = 1
 
 
@@ -108,7 +113,7 @@ class GainLedger:
             placement: Mapping[int, str], quiet: bool) -> None:
         """One tick: `periods` the counters since the last, `placement` each
         normal pool's placement now (ISOLATED, or the strategy sharing it;
-        MOVING appended while its data moves), `quiet` the urgent clients
+        KEPT or MOVING appended: filed apart), `quiet` the urgent clients
         below their low threshold. A window that saw urgent load or a
         placement change is dropped (its ops are not comparable)."""
         for pool, where in placement.items():
@@ -152,7 +157,7 @@ class GainLedger:
         if not kept:  # a spell going on across a failover, its period not kept
             kept.append({})
         kept[-1].setdefault(key, LoadBin()).add(sums)
-        if window.placement != ISOLATED:
+        if not window.placement.startswith(ISOLATED):
             self._last_shared[(pool, window.placement)] = now
         self.version += 1
 

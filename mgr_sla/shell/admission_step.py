@@ -23,7 +23,7 @@ from ..core.admission import (
 from ..core.cluster import PoolInfo
 from ..core.decision import Mode, ThresholdError
 from ..core.device_prior import devices_view
-from ..core.gain import ISOLATED, MOVING, GainLedger
+from ..core.gain import ISOLATED, KEPT, MOVING, GainLedger
 from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
 from ..core.models.registry import AUTO_ORDER, auto_role
@@ -207,9 +207,11 @@ class AdmissionStep:
                           if now - t < REPEER_EVERY_SECS}
 
     def fold(self, now: float, periods: Mapping[int, PoolPeriod], roles: Mapping[int, PoolRole],
-             urgent_iops: float | None, settings: Settings, moving: frozenset[int]) -> None:
+             urgent_iops: float | None, settings: Settings, moving: frozenset[int],
+             shared_mode: bool) -> None:
         """One tick's counters of the normal pools into the gain ledger, under
-        their placement (`moving`: pools whose data moves, filed apart);
+        their placement (`moving`: pools whose data moves, and in `shared_mode`
+        the pools kept isolated, filed apart);
         comparable only while the urgent clients are below the low threshold
         (then a normal pool's service is what its placement gives it). The
         ledger goes to the store as a window is filed: a failover keeps it."""
@@ -218,7 +220,8 @@ class AdmissionStep:
         except ThresholdError:
             quiet = False
         shared = self.shared_pools
-        placement = {p: (r.strategy.value if p in shared else ISOLATED)
+        placement = {p: (r.strategy.value if p in shared else
+                         ISOLATED + (KEPT if shared_mode else ""))
                      + (MOVING if p in moving else "")
                      for p, r in roles.items() if r.role is Role.NORMAL}
         self.ledger.window_secs = settings.gain_window_secs

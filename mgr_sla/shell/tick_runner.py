@@ -158,7 +158,8 @@ class TickRunner:
         self.urgent_iops = self._activity.total_rate(urgent)
         # latency per op (the perf query only): the gain of sharing each normal pool
         self._admission.fold(seen.now, seen.periods, seen.roles, self.urgent_iops, settings,
-                             moving_pools((seen.summary or {}).get("by_pool")))
+                             moving_pools((seen.summary or {}).get("by_pool")),
+                             seen.state.decision.mode is Mode.SHARED)
 
     # ---- plan ----------------------------------------------------------------
     def _plan_step(self, seen: Measured) -> tuple[TickPlan | None, str | None]:

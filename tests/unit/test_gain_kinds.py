@@ -1,7 +1,9 @@
 """The measured gain per op kind, with its interval, kept across a failover,
-and the windows while data moves kept apart."""
+and the windows while data moves, or while a pool is kept isolated in shared
+mode, kept apart."""
 from __future__ import annotations
 
+import json
 import math
 import random
 from collections.abc import Sequence
@@ -9,7 +11,7 @@ from collections.abc import Sequence
 import pytest
 
 from mgr_sla.core.activity import PoolPeriod
-from mgr_sla.core.gain import ISOLATED, MOVING, GainLedger
+from mgr_sla.core.gain import ISOLATED, KEPT, MOVING, GainLedger
 from mgr_sla.core.gain_stats import KindGain, gain_at_mix, t95
 
 POOL = 7
@@ -129,6 +131,37 @@ def test_windows_while_data_moves_are_kept_apart() -> None:
     assert got is not None and got.gain == pytest.approx(2.0, rel=0.01), got
 
 
+def test_a_pool_kept_isolated_in_shared_mode_is_no_isolated_baseline() -> None:
+    """Kept isolated while the other pools share, a pool's HDDs carry less of
+    their load: its faster windows then are no measure of it isolated."""
+    ledger = GainLedger()
+    t = spell(ledger, 0, 300, ISOLATED, 0.5, 10.0, 40.0)
+    t = spell(ledger, t, 300, "copy", 0.5, 5.0, 20.0)
+    before = ledger.measured(POOL, "copy")
+    assert before is not None and before.gain == pytest.approx(2.0, rel=0.01), before
+    t = spell(ledger, t, 300, ISOLATED + KEPT, 0.5, 5.0, 20.0)
+    assert ledger.measured(POOL, "copy") == before
+    # the check can fail: the same windows filed as isolated halve the gain
+    spell(ledger, t, 300, ISOLATED, 0.5, 5.0, 20.0)
+    after = ledger.measured(POOL, "copy")
+    assert after is not None and after.gain < 1.6, after
+
+
+def test_the_module_files_a_kept_pools_windows_apart_in_shared_mode() -> None:
+    from harness.fake_mgr import FakeCluster, make_module
+    from mgr_sla.core.state import PoolRole, Role, Strategy
+    cluster = FakeCluster()
+    cluster.add_pool(2, "bulk", "sla_isolated_normal")
+    roles = {2: PoolRole(Role.NORMAL, strategy=Strategy.COPY)}
+    module = make_module(cluster, {}, {})
+    for t in range(100):
+        module._admission.fold(float(t), {2: period(20, 0.5, 10.0, 40.0)}, roles, 0.0,
+                               module._settings, frozenset(), t >= 50)
+    # a window in each: isolated before the switch, apart after it
+    filed = json.loads(module._admission.ledger.to_json())["pools"]
+    assert sorted(e["placement"] for e in filed) == [ISOLATED, ISOLATED + KEPT], filed
+
+
 def test_the_ledger_survives_a_failover_and_the_spell_goes_on() -> None:
     ledger = GainLedger(keep_periods=2)
     t = spell(ledger, 0, 300, ISOLATED, 0.5, 10.0, 40.0)
@@ -174,9 +207,9 @@ def test_a_new_mgr_takes_the_ledger_the_last_one_kept() -> None:
     settings = first._settings
     for t in range(200):
         first._admission.fold(float(t), {2: period(20, 0.5, 10.0, 40.0)}, roles, 0.0,
-                              settings, frozenset())
+                              settings, frozenset(), False)
     kept = store.get(LEDGER_KEY)
     assert kept is not None and '"isolated"' in kept
     second = make_module(cluster, store, {})
-    second._admission.fold(200.0, {}, roles, 0.0, settings, frozenset())
+    second._admission.fold(200.0, {}, roles, 0.0, settings, frozenset(), False)
     assert second._admission.ledger.to_json() == first._admission.ledger.to_json()
