@@ -227,6 +227,8 @@ class Module(MgrModule):
             thresholds = Thresholds.parse(high_iops, low_iops)
         except ThresholdError as e:
             return refuse(errno.EINVAL, str(e))
+        # low through 0 (half of high) first: every pair a reader sees on the way is valid
+        self.set_module_option("threshold_low_iops", 0.0)
         self._set_options(threshold_iops=thresholds.high_iops,
                           threshold_low_iops=thresholds.low_iops if low_iops else 0.0)
         data = {"threshold_iops": thresholds.high_iops,

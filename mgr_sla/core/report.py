@@ -10,6 +10,14 @@ from .advise import Advice
 from .state import ModuleState
 
 
+def _thresholds_line(status: dict[str, Any]) -> str:
+    dwell = f"dwell {status['min_dwell_secs']:g} s"
+    if status["threshold_iops"] is None:
+        return f"thresholds:  invalid ({status.get('threshold_error')}): no switch; {dwell}"
+    return (f"thresholds:  high {status['threshold_iops']:g}, low "
+            f"{status['threshold_low_iops']:g} IOPS, {dwell}")
+
+
 def render_status(status: dict[str, Any]) -> str:
     lines = [
         f"sla {status.get('version', '')}".rstrip(),
@@ -19,8 +27,7 @@ def render_status(status: dict[str, Any]) -> str:
         f"since:       {_when(status['since'])}",
         "urgent IOPS: " + ("unknown yet" if status["urgent_iops"] is None
                            else f"{status['urgent_iops']:.1f}"),
-        f"thresholds:  high {status['threshold_iops']:g}, low {status['threshold_low_iops']:g} "
-        f"IOPS, dwell {status['min_dwell_secs']:g} s",
+        _thresholds_line(status),
     ]
     if status["dry_run"] and status.get("dry_run_mode"):
         lines.append(f"dry run:     would be {status['dry_run_mode']}")

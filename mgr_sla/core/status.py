@@ -75,10 +75,11 @@ def _pools(facts: StatusFacts) -> list[dict[str, Any]]:
 
 def status_dict(facts: StatusFacts) -> dict[str, Any]:
     state, settings = facts.state, facts.settings
+    threshold_error = None
     try:
         thresholds: Thresholds | None = settings.thresholds()
-    except ThresholdError:
-        thresholds = None
+    except ThresholdError as e:  # a pair set by `ceph config set`: the tick holds on it too
+        thresholds, threshold_error = None, str(e)
     last = state.last_switch()
     slo = settings.slo()
     return {
@@ -92,6 +93,7 @@ def status_dict(facts: StatusFacts) -> dict[str, Any]:
         "urgent_iops": facts.urgent_iops,
         "threshold_iops": thresholds.high_iops if thresholds else None,
         "threshold_low_iops": thresholds.low_iops if thresholds else None,
+        "threshold_error": threshold_error,
         "min_dwell_secs": settings.min_dwell_secs,
         "max_isolation_secs": settings.max_isolation_secs,
         "since": state.decision.mode_since,

@@ -73,6 +73,7 @@ class AdmissionStep:
         self._facts: AdmissionFacts | None = None
         self._since: dict[int, tuple[str, float]] = {}
         self._refused_drops: dict[int, str] = {}  # copy pools the mon would not let go
+        self._size_locked: frozenset[int] | None = None  # nosizechange pools, by the last tick
         self._osd_faults: tuple[Any, dict[int, str]] = (None, {})
         self._repeered: dict[str, float] = {}  # pgid -> when the module re-peered it
 
@@ -119,9 +120,13 @@ class AdmissionStep:
         pools = admission.pools if admission is not None else {}
         if maps is not None:  # the tick's own word (None: a refresh, which keeps it)
             self._refused_drops = {p: why for p, why in refused.items() if p in pools}
+            # the flag as the tick's map has it: the admission's facts may predate it
+            self._size_locked = frozenset(
+                pid for pid, info in maps.view.pools.items() if "nosizechange" in info.flags)
         flagged = {pid for pid, p in pools.items()
                    if p.strategy == Strategy.COPY.value and p.placement is not Placement.ISOLATED
-                   and "nosizechange" in p.isolated_info.flags}
+                   and ("nosizechange" in p.isolated_info.flags if self._size_locked is None
+                        else pid in self._size_locked)}
         lines = [f"pool {pools[pid].name}: shared by copy (size "
                  f"{pools[pid].isolated_info.size + 1}) with the nosizechange flag: the mon "
                  "refuses the size change that takes its copy off the urgent OSDs; 'ceph osd "

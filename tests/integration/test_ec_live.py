@@ -75,9 +75,16 @@ def ec_pool(cluster: Cluster) -> Iterator[tuple[int, Path]]:
     cluster.ceph("osd", "pool", "application", "enable", POOL, "rados")
     pool_id = next(int(p["pool_id"]) for p in cluster.json("osd", "pool", "ls", "detail")
                    if p["pool_name"] == POOL)
+    # the balancer (on by default, upmap mode) would even out this unmanaged pool's
+    # PGs onto the SSDs the shared rule admits, replacing the planner's entries; the
+    # module keeps the pools it places out of the balancer's reach, so here it is off
+    balancer_was_on = bool(cluster.json("balancer", "status").get("active"))
+    cluster.ceph("balancer", "off")
     try:
         yield pool_id, work
     finally:
+        if balancer_was_on:
+            cluster.ceph_raw("balancer", "on")
         for pgid in current_items(cluster.json("osd", "dump")).get(pool_id, {}):
             cluster.ceph_raw("osd", "rm-pg-upmap-items", pgid)
         cluster.ceph_raw("osd", "crush", "weight-set", "rm", POOL)

@@ -132,6 +132,37 @@ def test_bad_input_changes_nothing(cluster: FakeCluster) -> None:
     assert m.options == before
 
 
+def test_set_threshold_never_shows_an_invalid_pair_on_the_way(cluster: FakeCluster) -> None:
+    """The two options are written one at a time: a tick or `status` between
+    the writes must not meet low above high (either direction of change)."""
+    from mgr_sla.core.decision import Thresholds
+
+    m = managed(cluster, {})
+    seen: list[tuple[Any, Any]] = []
+    write = m.set_module_option
+
+    def watch(name: str, value: Any) -> None:
+        write(name, value)
+        seen.append((m.options["threshold_iops"], m.options["threshold_low_iops"]))
+    m.set_module_option = watch
+    for high, low in (("1000000", "500000"), ("50", "20"), ("80", None), ("100", "100")):
+        assert m.cmd_set_threshold(high, low).retval == 0
+    for high, low in seen:
+        Thresholds.parse(high, low if low > 0 else None)  # raises on an invalid pair
+    assert seen[-1] == (100.0, 100.0), seen
+
+
+def test_status_names_an_invalid_threshold_pair(cluster: FakeCluster) -> None:
+    """A pair set past the command (`ceph config set`) that the tick refuses:
+    status says so instead of failing."""
+    m = managed(cluster, {})
+    m.options.update({"threshold_iops": 50.0, "threshold_low_iops": 500.0})
+    plain = m.cmd_status().stdout
+    assert "thresholds:  invalid (low threshold 500 is above the high threshold 50" in plain
+    status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
+    assert status["threshold_iops"] is None and "above the high" in status["threshold_error"]
+
+
 def test_a_pool_the_mon_refuses_does_not_stop_the_others(cluster: FakeCluster) -> None:
     cluster.add_pool(3, "other", "sla_isolated_normal")
     m = managed(cluster, {})
@@ -714,7 +745,7 @@ def test_a_copy_pool_that_gets_nosizechange_says_it_cannot_go_back(
     ticks(m, 2)
     assert cluster.pools[3]["size"] == 4 and cluster.rule_of(2) == "sla_shared"
     detail = " ".join(m.health["SLA_COPY_SIZE_LOCKED"]["detail"])
-    assert "copied" in detail and "nosizechange" in detail
+    assert "'ceph osd pool set copied nosizechange false'" in detail, detail
     assert "nosizechange" in m.health["SLA_STRATEGY_REFUSED"]["detail"][0]
     status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
     copied = next(p for p in status["pools"] if p["name"] == "copied")
