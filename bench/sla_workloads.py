@@ -103,8 +103,9 @@ def summary(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "read_percent_by_cycle": [c["mix"][pool] for c in cycles],
                 "shared_by_cycle": shared,
                 # the module's measured gain over its clients' at the shared mix, - 1
+                # (a pool kept isolated has no clients' gain to hold it against)
                 "module_error_by_cycle": [(c["gain_check"].get(pool) or {}).get("error")
-                                          for c in cycles],
+                                          if s else None for c, s in zip(cycles, shared)],
                 "measured_gain": last.get("measured"), "model_gain": last.get("model"),
                 "client_gain_shared": round(sum(known) / len(known), 2) if known else None,
                 # the clients' at the cycle's mix, where the pool was shared: what the
