@@ -4,7 +4,7 @@ parsing is unit-tested without Ceph."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -249,6 +249,19 @@ def pgs_not_clean(pg_stats: Iterable[Mapping[str, Any]], pool_ids: Iterable[int]
     return sum(1 for pg in pg_stats
                if str(pg.get("pgid", "")).split(".")[0] in wanted
                and not is_settled(str(pg.get("state", ""))))
+
+
+def pgs_reported_elsewhere(pg_stats: Iterable[Mapping[str, Any]],
+                           up: Mapping[str, Sequence[int]]) -> int:
+    """PGs whose last reported up set is not the map's: their OSDs have not
+    reported since an epoch moved them, so their state is the old mapping's
+    (with a stats period of seconds, a map change shows as clean at first)."""
+    count = 0
+    for pg in pg_stats:
+        want = up.get(str(pg.get("pgid", "")))
+        if want is not None and [int(o) for o in pg.get("up") or []] != list(want):
+            count += 1
+    return count
 
 
 def mapping_change(before: Mapping[str, list[int]], after: Mapping[str, list[int]]

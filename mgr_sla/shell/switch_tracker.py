@@ -11,6 +11,7 @@ from ..core.cluster import (
     mapping_change,
     pgs_acting_on,
     pgs_not_clean,
+    pgs_reported_elsewhere,
     pool_misplaced_ratios,
     pool_pg_stats,
 )
@@ -30,6 +31,7 @@ class _Watch:
     progress_id: str
     isolating: bool
     moving_at_start: int | None = None
+    placed: bool = False  # a command of the switch changed the map
 
 
 class SwitchTracker:
@@ -74,6 +76,7 @@ class SwitchTracker:
         watch = self._watch
         if watch is not None and watch.record.pgs_moved is None:
             watch.record.epoch = epoch
+            watch.placed = True
 
     def track(self, epoch: int, normal: list[int], urgent_osds: frozenset[int],
               after_up: Callable[[], dict[str, list[int]]], placing: bool, now: float) -> None:
@@ -89,10 +92,14 @@ class SwitchTracker:
             return  # the mgr has not seen the switch's commands yet
         if record.pgs_moved is None and placing:
             return  # the switch's placement is still being sent
-        if record.pgs_moved is None:
+        if record.pgs_moved is None and watch.placed:
             record.pgs_moved, record.replicas_moved = mapping_change(watch.before_up, after_up())
         stats = pool_pg_stats(self._get("pg_stats") or {}, normal)
         moving = pgs_not_clean(stats, normal)
+        if moving == 0:
+            # clean by stats the OSDs sent before the map moved the PGs is no end
+            # (while it counts as one, an isolation waits on the peering to come)
+            moving = pgs_reported_elsewhere(stats, after_up())
         if watch.moving_at_start is None:
             watch.moving_at_start = max(moving, 1)
         done = moving == 0
@@ -104,6 +111,9 @@ class SwitchTracker:
             else:
                 done = False
         if done:
+            if record.pgs_moved is None:  # a switch none of whose commands moved a PG
+                record.pgs_moved, record.replicas_moved = mapping_change(watch.before_up,
+                                                                         after_up())
             self._progress("complete", watch.progress_id)
             self._watch = None
             return

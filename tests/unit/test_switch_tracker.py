@@ -55,3 +55,38 @@ def test_a_switch_not_yet_in_the_map_is_not_judged() -> None:
     assert record.time_to_isolation_secs is None and record.pgs_moved is None
     tracker.track(50, [2], URGENT, lambda: {"2.0": [0, 4, 1]}, True, 101.0)  # still placing
     assert record.time_to_isolation_secs is None and record.pgs_moved is None
+
+
+def test_a_switch_to_shared_is_not_over_on_stats_from_before_its_epoch() -> None:
+    """The OSDs report every few seconds: right after the entries went in, every
+    PG's stats still say active+clean on the old up set. The switch is watched
+    (isolation may then cancel its peering) until the stats show the map's up sets."""
+    stats = [{"pgid": "2.0", "acting": [0, 2, 4], "up": [0, 2, 4], "state": "active+clean"}]
+    tracker = _tracker(stats)
+    record = SwitchRecord(time=100.0, from_mode="isolated", to_mode="shared", reason="quiet")
+    tracker.start(record, {"2.0": [0, 2, 4]})
+    tracker.placed_at(50)
+    now_up = {"2.0": [0, 2, 7]}
+    tracker.track(50, [2], URGENT, lambda: now_up, False, 101.0)
+    assert tracker.sharing and (record.pgs_moved, record.replicas_moved) == (1, 1)
+    stats[0].update(up=[0, 2, 7], state="remapped+peering")
+    tracker.track(51, [2], URGENT, lambda: now_up, False, 102.0)
+    assert tracker.sharing
+    stats[0].update(acting=[0, 2, 7], state="active+clean")
+    tracker.track(52, [2], URGENT, lambda: now_up, False, 104.0)
+    assert not tracker.sharing
+
+
+def test_moves_are_counted_once_the_switch_is_in_the_map() -> None:
+    """A decided switch whose command waits (a gate): the PGs it will move are
+    counted from the map that has it, not from the one it was decided on."""
+    stats = [{"pgid": "2.0", "acting": [0, 6, 1], "up": [0, 6, 1], "state": "peering"}]
+    tracker = _tracker(stats)
+    record = SwitchRecord(time=100.0, from_mode="shared", to_mode="isolated", reason="busy",
+                          epoch=50)
+    tracker.start(record, {"2.0": [0, 6, 1]})
+    tracker.track(50, [2], URGENT, lambda: {"2.0": [0, 6, 1]}, False, 101.0)
+    assert record.pgs_moved is None  # the rule change is held: nothing in the map yet
+    tracker.placed_at(51)
+    tracker.track(51, [2], URGENT, lambda: {"2.0": [0, 4, 1]}, False, 102.0)
+    assert (record.pgs_moved, record.replicas_moved) == (1, 1)
