@@ -92,14 +92,18 @@ class SwitchTracker:
             return  # the mgr has not seen the switch's commands yet
         if record.pgs_moved is None and placing:
             return  # the switch's placement is still being sent
-        if record.pgs_moved is None and watch.placed:
-            record.pgs_moved, record.replicas_moved = mapping_change(watch.before_up, after_up())
+        up_now: list[dict[str, list[int]]] = []  # the map's up sets, read once a tick
+
+        def up() -> dict[str, list[int]]:
+            if not up_now:
+                up_now.append(after_up())
+            return up_now[0]
         stats = pool_pg_stats(self._get("pg_stats") or {}, normal)
         moving = pgs_not_clean(stats, normal)
         if moving == 0:
             # clean by stats the OSDs sent before the map moved the PGs is no end
             # (while it counts as one, an isolation waits on the peering to come)
-            moving = pgs_reported_elsewhere(stats, after_up())
+            moving = pgs_reported_elsewhere(stats, up())
         if watch.moving_at_start is None:
             watch.moving_at_start = max(moving, 1)
         done = moving == 0
@@ -110,10 +114,11 @@ class SwitchTracker:
                 self._log.info("sla: isolated after %.1f s", record.time_to_isolation_secs)
             else:
                 done = False
+        # counted on the map that has the switch's commands (or, for a switch none of
+        # whose commands moved a PG, when it ends)
+        if record.pgs_moved is None and (watch.placed or done):
+            record.pgs_moved, record.replicas_moved = mapping_change(watch.before_up, up())
         if done:
-            if record.pgs_moved is None:  # a switch none of whose commands moved a PG
-                record.pgs_moved, record.replicas_moved = mapping_change(watch.before_up,
-                                                                         after_up())
             self._progress("complete", watch.progress_id)
             self._watch = None
             return
