@@ -275,12 +275,12 @@ class TickRunner:
              ) -> tuple[list[Gate], list[PoolChange], MapSnapshot]:
         """The plan's pool changes, then each pool's placement on the maps as
         they are after them; mon round trips only, no status lock."""
+        self.waiting = plan.waiting if plan is not None else ()  # seen with the step taken
         failed, applied = self._apply(plan.pool_changes) if plan is not None else ([], [])
         stepped = tuple(c.pool_id for c in applied if c.toward_shared)
         # the next step toward shared waits for these pools' PGs (recorded by track)
         self._step = StepRecord(seen.now, self._placer.current_epoch() or seen.maps.view.epoch,
                                 stepped) if stepped else None
-        self.waiting = plan.waiting if plan is not None else ()
         maps = self._maps.current(seen.now, seen.settings.region_spec())
         self._place(seen.roles, maps, plan is not None and not seen.settings.dry_run)
         return failed, applied, maps
