@@ -109,6 +109,9 @@ class WorkloadCase:
         for pool in self.mix:
             c.ceph("sla", "pool", "set", pool, "normal", timeout=300)
         c.wait_clean(600)
+        # the devices as the module's prior compares them before a first
+        # share (osd bench on each class), as an operator runs it once
+        c.ceph("sla", "advise", "--calibrate", timeout=600)
         # urgent clients while the normal pools are laid out (the mode pinned
         # isolated): the gain's prior then knows the urgent devices at this
         # case's speeds, as a cluster's own urgent clients would have shown them
@@ -277,11 +280,13 @@ def cycle_mix(case: str, cycle: int, base: Mapping[str, int]) -> dict[str, int]:
 
 
 def _read_since(plan: Mapping[str, Any], since: float) -> dict[str, Any] | None:
-    """The urgent region's read and write latencies in `plan` once both were
-    read at `since` or later (the module reads them once a minute)."""
-    urgent = (plan.get("devices") or {}).get("urgent") or {}
+    """The urgent region's newest read and write latencies in `plan`, and the
+    calibration, once both kinds were read at `since` or later (the module
+    reads them once a minute)."""
+    devices = plan.get("devices") or {}
+    urgent = {k: (v or [{}])[0] for k, v in (devices.get("urgent") or {}).items()}
     fresh = all((urgent.get(k) or {}).get("at", 0.0) >= since for k in ("read", "write"))
-    return dict(urgent) if fresh else None
+    return {**urgent, "calibrated_iops": devices.get("calibrated_iops")} if fresh else None
 
 
 def _quietly(probe: Callable[[], bool]) -> bool:

@@ -41,7 +41,7 @@ from .admission_facts import AdmissionFacts, NormalPool, Placement
 from .admission_verdict import StrategyVerdict, UrgentLoad, verdict
 from .cluster import PoolInfo
 from .decision import Mode
-from .device_prior import DeviceLatency, device_gain
+from .device_prior import Calibration, DeviceLatency, device_gain
 from .gain import (
     ExpectedGain,
     expected_gain,
@@ -137,6 +137,7 @@ class Admission:
     nearfull_ratio: float
     unreported: tuple[int, ...] = ()  # urgent OSDs with no PG count reported
     devices: DeviceLatency = field(default_factory=dict)  # each region's op latencies, as read
+    calibration: Calibration | None = None  # each region's calibrated IOPS
 
     @property
     def kept(self) -> dict[int, str]:
@@ -215,7 +216,7 @@ def admit(facts: AdmissionFacts) -> Admission:
         load.fullest[0] if load.fullest else None,
         normal_fill_after(sum(costs[p.pool_id][p.role.strategy.value].bytes_to_isolated
                               for p in off_isolated), cap),
-        cap.nearfull_ratio, load.unreported, facts.devices)
+        cap.nearfull_ratio, load.unreported, facts.devices, facts.calibration)
 
 
 def _verdicts(pool: NormalPool, costs: Mapping[str, SwitchCost],
@@ -246,13 +247,15 @@ def _costs(pool: NormalPool, facts: AdmissionFacts) -> dict[str, SwitchCost]:
 def _gains(pool: NormalPool, costs: Mapping[str, SwitchCost], facts: AdmissionFacts
            ) -> dict[str, ExpectedGain]:
     s = facts.settings
-    devices = facts.devices if s.gain_prior == "devices" else {}
+    on = s.gain_prior == "devices"
+    devices, calibration = (facts.devices, facts.calibration) if on else ({}, None)
     r, size = _mix(pool)[0], pool.isolated_info.size
     ratio = facts.normal_osds / len(facts.urgent) if facts.normal_osds and facts.urgent else 1.0
     return {kind: expected_gain(
         cost.expected_gain, kind, pool.read_fraction, pool.measured.get(kind), facts.now,
         s.gain_retry_secs, s.min_gain,
-        device_gain(kind, r, size, pool.urgent_share, cost.expected_gain, devices, ratio))
+        device_gain(kind, r, size, pool.urgent_share, cost.expected_gain, devices, ratio,
+                    calibration))
         for kind, cost in costs.items()}
 
 

@@ -9,7 +9,7 @@ from enum import Enum
 
 from .cluster import PoolInfo
 from .decision import Mode
-from .device_prior import DeviceLatency
+from .device_prior import Calibration, DeviceLatency
 from .gain import MeasuredGain
 from .maps import MapSnapshot
 from .models.registry import isolated_size, target
@@ -105,6 +105,7 @@ class AdmissionFacts:
     withheld: str | None = None  # Ceph reports PGs withheld (PENDING_CREATING_PGS)
     devices: DeviceLatency = field(default_factory=dict)  # each region's op latencies
     normal_osds: int = 0  # the normal OSDs that are in
+    calibration: Calibration | None = None  # calibrated, per region
 
 
 def placement_of(role: PoolRole, info: PoolInfo, rule: str, maps: MapSnapshot) -> Placement:

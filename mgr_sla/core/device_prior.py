@@ -30,17 +30,35 @@ clear of min_gain (gain.py). A region's figures come from the mgr's last
 samples of its OSDs' counters (about 100 s), kept until fresher ones come:
 the urgent region is idle in a quiet spell, and what it answered while busy
 is the figure there is.
+
+An op's service time grows with its size, and the urgent region serves its
+own clients' ops until a pool is first shared (an 8 MiB object read against a
+pool's 16 KiB ones, or an urgent read served from the OSD's cache). So each
+figure is kept with its mean bytes per op, one per size band (a factor
+SIZE_MATCH wide), and the regions are compared on ops within SIZE_MATCH of
+each other's size: the normal pools' own ops on both, once the urgent region
+served them in a shared spell. Before that, the devices are compared by the
+one measurement made alike on both classes, `ceph sla advise --calibrate`
+(`osd bench`, 4 KiB writes): the urgent service time per kind is the normal
+region's over the benches' IOPS ratio (for SSD reads, faster than their
+writes, a low estimate). A calibration also retires the urgent figures taken
+before it (run after a change of devices, it says they are gone). With
+neither, there is no device prior and the work model speaks.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from .gain_stats import KINDS, MIN_KIND_SHARE, kind_shares
 from .state import Strategy
 from .switch_cost import MAX_GAIN, WRITE_COST, isolated_hdd_work
 
 MIN_DEVICE_OPS = 100  # a region's kind counts from this many ops in the window
+# two regions' ops compare when their mean sizes are within this factor
+SIZE_MATCH = 4.0
 # a region past this utilization is taken as saturated (its latency 20x its service time)
 MAX_UTILIZATION = 0.95
 NORMAL, URGENT = "normal", "urgent"
@@ -54,14 +72,22 @@ class KindLatency:
     service_secs: float  # the same over each OSD's queueing factor
     ops: int
     at: float  # when it was read
+    bytes_per_op: float = 0.0  # 0: not known (its ops compare with any)
+
+    def compares_with(self, other: KindLatency) -> bool:
+        """Its ops within SIZE_MATCH of `other`'s in mean size (or a size unknown)."""
+        a, b = self.bytes_per_op, other.bytes_per_op
+        return a <= 0 or b <= 0 or max(a, b) / min(a, b) <= SIZE_MATCH
 
 
 @dataclass(frozen=True)
 class OsdCounters:
-    """One OSD's counter deltas over the mgr's samples: per kind (seconds, ops)."""
+    """One OSD's counter deltas over the mgr's samples: per kind (seconds,
+    ops), and the bytes its ops of each kind carried, where read."""
 
     window_secs: float
     kinds: Mapping[str, tuple[float, int]]
+    bytes: Mapping[str, float] = field(default_factory=dict)
 
     def queueing(self) -> float:
         """1 + ops/s x mean latency: the latency over the service time of an
@@ -73,17 +99,28 @@ class OsdCounters:
         return 1.0 + ops / self.window_secs * (secs / ops)
 
 
-# region -> kind -> latency (a kind not yet measured is absent)
-DeviceLatency = Mapping[str, Mapping[str, KindLatency]]
+# region -> kind -> its figures, one per size band (a kind not yet measured is absent)
+DeviceLatency = Mapping[str, Mapping[str, Sequence[KindLatency]]]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Each region's per-OSD 4 KiB write IOPS by `ceph sla advise --calibrate`
+    (`osd bench`), and when: the devices as they are since then."""
+
+    normal_iops: float
+    urgent_iops: float
+    at: float
 
 
 def region_latency(counters: Mapping[int, OsdCounters], osds: Iterable[int], now: float
                    ) -> dict[str, KindLatency]:
     """A region's latency and service time per kind from its OSDs' counter
-    deltas: ops-weighted over the OSDs, and only a kind with MIN_DEVICE_OPS ops."""
+    deltas: ops-weighted over the OSDs, and only a kind with MIN_DEVICE_OPS ops
+    (its bytes per op over the OSDs whose bytes were read)."""
     out = {}
     for kind in KINDS:
-        secs, service, ops = 0.0, 0.0, 0
+        secs, service, ops, sized_ops, size = 0.0, 0.0, 0, 0, 0.0
         for osd in osds:
             c = counters.get(osd)
             got = c.kinds.get(kind) if c is not None else None
@@ -92,25 +129,87 @@ def region_latency(counters: Mapping[int, OsdCounters], osds: Iterable[int], now
             secs += got[0]
             service += got[0] / c.queueing()
             ops += got[1]
+            if c.bytes.get(kind, 0.0) > 0:
+                sized_ops += got[1]
+                size += c.bytes[kind]
         if ops >= MIN_DEVICE_OPS:
-            out[kind] = KindLatency(secs / ops, service / ops, ops, now)
+            out[kind] = KindLatency(secs / ops, service / ops, ops, now,
+                                    size / sized_ops if sized_ops else 0.0)
     return out
 
 
+def size_band(bytes_per_op: float) -> int:
+    """The band of an op size, SIZE_MATCH wide (0 for an unknown size)."""
+    return 1 + math.floor(math.log(bytes_per_op, SIZE_MATCH)) if bytes_per_op >= 1 else 0
+
+
 class DeviceMemory:
-    """Each region's latest latency per kind (pure: the shell feeds it)."""
+    """Each region's latest latency per kind and op size band (pure: the
+    shell feeds it): the urgent clients' large ops do not overwrite what the
+    urgent region answered to a normal pool's small ones."""
 
     def __init__(self) -> None:
-        self.latency: dict[str, dict[str, KindLatency]] = {NORMAL: {}, URGENT: {}}
+        self._bands: dict[str, dict[str, dict[int, KindLatency]]] = {NORMAL: {}, URGENT: {}}
 
     def update(self, region: str, fresh: Mapping[str, KindLatency]) -> None:
-        self.latency.setdefault(region, {}).update(fresh)
+        kinds = self._bands.setdefault(region, {})
+        for kind, figure in fresh.items():
+            kinds.setdefault(kind, {})[size_band(figure.bytes_per_op)] = figure
+
+    @property
+    def latency(self) -> dict[str, dict[str, list[KindLatency]]]:
+        """Per region and kind, its figures newest first."""
+        return {region: {kind: sorted(bands.values(), key=lambda f: -f.at)
+                         for kind, bands in kinds.items()}
+                for region, kinds in self._bands.items()}
 
 
 @dataclass(frozen=True)
 class DeviceGain:
     gain: float
     basis: str
+
+
+@dataclass(frozen=True)
+class ComparedKind:
+    """One kind's figures the prior compares: the normal region's latest, and
+    the urgent region's service time on ops like it (how it was found)."""
+
+    normal: KindLatency
+    urgent_service_secs: float
+    how: str
+
+
+def compared_kind(kind: str, devices: DeviceLatency, calibration: Calibration | None = None
+                  ) -> ComparedKind | None:
+    """The normal region's latest figure of `kind`, and the urgent region's
+    service time on ops of its size: its own figure of the size band nearest
+    (within SIZE_MATCH) taken since the calibration, if any (a calibration
+    after it says the devices changed), else the normal one over the
+    calibrated IOPS ratio; None when neither is there."""
+    normal = list(devices.get(NORMAL, {}).get(kind, ()))
+    if not normal:
+        return None
+    ref = normal[0]
+    since = calibration.at if calibration is not None else -math.inf
+    near = [f for f in devices.get(URGENT, {}).get(kind, ())
+            if f.compares_with(ref) and f.at >= since]
+    if near:
+        best = min(near, key=lambda f: (abs(math.log(max(f.bytes_per_op, 1.0))
+                                            - math.log(max(ref.bytes_per_op, 1.0))), -f.at))
+        return ComparedKind(ref, best.service_secs, f"measured on {_size(best)} ops")
+    if calibration is not None:
+        c = calibration
+        return ComparedKind(ref, ref.service_secs * c.normal_iops / c.urgent_iops,
+                            f"osd bench {c.urgent_iops:.0f} vs {c.normal_iops:.0f} IOPS")
+    return None
+
+
+def _size(figure: KindLatency) -> str:
+    b = figure.bytes_per_op
+    if b <= 0:
+        return "unsized"
+    return f"{b / 2**20:.1f} MiB" if b >= 2**20 else f"{b / 2**10:.0f} KiB"
 
 
 def utilization(kinds: Mapping[str, KindLatency]) -> float:
@@ -121,22 +220,25 @@ def utilization(kinds: Mapping[str, KindLatency]) -> float:
 
 
 def device_gain(strategy: str, read_fraction: float, size: int, urgent_share: float,
-                relief: float, devices: DeviceLatency, osd_ratio: float = 1.0
-                ) -> DeviceGain | None:
+                relief: float, devices: DeviceLatency, osd_ratio: float = 1.0,
+                calibration: Calibration | None = None) -> DeviceGain | None:
     """The gain sharing the pool by `strategy` brings its clients at
-    `read_fraction`, by the regions' service times and the normal region's
-    load, with the work model's `relief` of it (`osd_ratio`: normal over
-    urgent OSDs); None while a kind the mix needs is not measured in both
-    regions (the work model alone speaks then)."""
+    `read_fraction`, by the regions' service times on ops alike and the
+    normal region's load, with the work model's `relief` of it (`osd_ratio`:
+    normal over urgent OSDs); None while a kind the mix needs is not known in
+    both regions (the work model alone speaks then)."""
     share = kind_shares(read_fraction)
-    normal, urgent = devices.get(NORMAL, {}), devices.get(URGENT, {})
     kinds = [k for k in KINDS if share[k] >= MIN_KIND_SHARE]
-    if not kinds or any(k not in normal or k not in urgent for k in kinds):
+    compared = {k: compared_kind(k, devices, calibration) for k in kinds}
+    if not kinds or any(c is None for c in compared.values()):
         return None
+    got = {k: c for k, c in compared.items() if c is not None}
+    normal = {k: c.normal for k, c in got.items()}
+    urgent_service = {k: c.urgent_service_secs for k, c in got.items()}
     copy = strategy == Strategy.COPY.value
     g = max(relief, 1.0)
     busy = utilization(normal)
-    rho = sum(share[k] * urgent[k].service_secs for k in kinds) / max(
+    rho = sum(share[k] * urgent_service[k] for k in kinds) / max(
         sum(share[k] * normal[k].service_secs for k in kinds), 1e-12)
     moved = (read_fraction + (1 - read_fraction) * WRITE_COST) / isolated_hdd_work(
         read_fraction, size) if copy else urgent_share
@@ -148,22 +250,30 @@ def device_gain(strategy: str, read_fraction: float, size: int, urgent_share: fl
     isolated = shared = 0.0
     for k in kinds:
         here = normal[k].service_secs / (1 - normal_after)
-        there = urgent[k].service_secs / (1 - urgent_after)
+        there = urgent_service[k] / (1 - urgent_after)
         if k == "write":
             there = max(here, there)
         isolated += share[k] * normal[k].secs
         shared += share[k] * ((1 - part[k]) * here + part[k] * there)
     gain = round(min(isolated / shared, MAX_GAIN), 3) if shared > 0 else MAX_GAIN
-    said = ", ".join(f"{k}s {urgent[k].service_secs * 1e3:.1f} ms urgent, "
-                     f"{normal[k].service_secs * 1e3:.1f} ms normal" for k in kinds)
+    said = ", ".join(f"{k}s {urgent_service[k] * 1e3:.1f} ms urgent "
+                     f"({got[k].how}), {normal[k].service_secs * 1e3:.1f} ms "
+                     f"normal" for k in kinds)
     return DeviceGain(gain, f"devices' service time: {said}; normal region {busy:.0%} busy, "
                             f"urgent {urgent_after:.0%} once shared")
 
-def devices_view(devices: DeviceLatency) -> dict[str, dict[str, dict[str, float]]]:
-    """`plan`'s `devices`: per region and kind, its latency and service time
-    (ms), ops and when read."""
-    return {region: {k: {"ms": round(v.secs * 1e3, 3),
-                         "service_ms": round(v.service_secs * 1e3, 3), "ops": v.ops,
-                         "at": round(v.at, 1)}
-                     for k, v in sorted(kinds.items())}
-            for region, kinds in sorted(devices.items())}
+def devices_view(devices: DeviceLatency, calibration: Calibration | None = None
+                 ) -> dict[str, Any]:
+    """`plan`'s `devices`: per region and kind, its figures newest first
+    (latency and service time in ms, ops, KiB per op, when read), and the
+    calibrated IOPS per region, if any."""
+    out: dict[str, Any] = {
+        region: {k: [{"ms": round(v.secs * 1e3, 3), "service_ms": round(v.service_secs * 1e3, 3),
+                      "ops": v.ops, "kib_per_op": round(v.bytes_per_op / 1024, 1),
+                      "at": round(v.at, 1)} for v in figures]
+                 for k, figures in sorted(kinds.items())}
+        for region, kinds in sorted(devices.items())}
+    if calibration is not None:
+        out["calibrated_iops"] = {NORMAL: calibration.normal_iops,
+                                  URGENT: calibration.urgent_iops, "at": round(calibration.at, 1)}
+    return out

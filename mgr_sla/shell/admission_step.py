@@ -291,7 +291,8 @@ class AdmissionStep:
 
     def devices(self) -> dict[str, Any]:
         """Each region's op latencies the last admission was decided with."""
-        return devices_view(self.admission.devices) if self.admission is not None else {}
+        a = self.admission
+        return devices_view(a.devices, a.calibration) if a is not None else {}
 
     def report(self) -> list[dict[str, Any]]:
         """`ceph sla plan`'s and `ceph sla advise`'s entries, one per normal pool."""

@@ -23,11 +23,11 @@ from ..core.upmap.pg_plan import target_urgent_share
 from ..core.usage import UsageError, UsageHistory
 from ..crush_rules.rules import DEFAULT_SIZE
 from .commands_io import OutputFormat, refuse, reply
+from .device_latency import CALIBRATION_KEY
 from .mgr_port import MgrPort
 from .state_store import StateStore
 
 USAGE_KEY = "usage"
-CALIBRATION_KEY = "calibration"
 USAGE_SAVE_SECS = 300.0
 # osd bench with 4 KiB blocks: the largest run the OSD accepts at its default
 # osd_bench_small_size_max_iops (100) x osd_bench_duration (30 s); what mClock

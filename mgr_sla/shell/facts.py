@@ -157,10 +157,12 @@ class FactReader:
         # read whatever the prior (plan shows them): two counters per OSD a minute
         normal_ids = regions.in_of_class(regions.normal_class)
         devices = self.devices.latency(now, [o for o in normal_ids if o in up],
-                                       [o for o in urgent_ids if o in up])
+                                       [o for o in urgent_ids if o in up],
+                                       (regions.normal_class, regions.urgent_class))
         return AdmissionFacts(now, settings, state.decision.mode, state.pinned, tuple(pools),
                               urgent, cap, frozenset(view.rules), mon, tuple(state.history),
-                              dict(state.sent_back), self.withheld, devices, len(normal_ids))
+                              dict(state.sent_back), self.withheld, devices, len(normal_ids),
+                              self.devices.calibration)
 
     def candidate(self, facts: AdmissionFacts, info: PoolInfo, role: PoolRole,
                   maps: MapSnapshot) -> AdmissionFacts:

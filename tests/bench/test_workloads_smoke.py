@@ -44,6 +44,11 @@ def test_smoke_run(tmp_path):
         mixes = [R.cycle_mix(case["case"], i, mix) for i in range(W.SMOKE.cycles)]
         # the urgent devices read at this case's speeds before its first switch
         assert all(case["urgent_devices_read"][k]["ops"] >= 100 for k in ("read", "write")), case
+        # and both classes calibrated by osd bench, as the prior compares them
+        iops = case["urgent_devices_read"]["calibrated_iops"]
+        assert iops["normal"] > 0 and iops["urgent"] > 0, iops
+        if case["case"] == "slow-urgent":
+            assert iops["urgent"] < iops["normal"], iops
         check_cycles(case["cycles"], mixes)
     devices = {c["case"]: c["devices"] for c in r["cases"]}
     hdd = r["emulation"]["hdd_device_iops"]

@@ -14,11 +14,14 @@ from mgr_sla.core.device_prior import (
     MIN_DEVICE_OPS,
     NORMAL,
     URGENT,
+    Calibration,
+    DeviceMemory,
     KindLatency,
     OsdCounters,
     device_gain,
     region_latency,
 )
+from mgr_sla.core.gain_stats import KINDS
 from mgr_sla.core.models.registry import MODELS
 from mgr_sla.core.state import Role, Strategy
 from mgr_sla.core.switch_cost import MAX_GAIN, Capacity, PoolCostInputs
@@ -26,14 +29,19 @@ from mgr_sla.core.switch_cost import MAX_GAIN, Capacity, PoolCostInputs
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-def devices(normal: tuple[float, float], urgent: tuple[float, float], busy: float = 0.5
-            ) -> dict[str, dict[str, KindLatency]]:
+Lat = dict[str, dict[str, list[KindLatency]]]
+KIB16 = 16 * 1024.0
+
+
+def devices(normal: tuple[float, float], urgent: tuple[float, float], busy: float = 0.5,
+            urgent_size: float = 0.0) -> Lat:
     """Service times (read ms, write ms) per region; the normal region `busy`
-    (its latency its service time over 1 - busy), the urgent one idle."""
-    def kinds(r: float, w: float, u: float) -> dict[str, KindLatency]:
-        return {"read": KindLatency(r / 1e3 / (1 - u), r / 1e3, 1000, 0.0),
-                "write": KindLatency(w / 1e3 / (1 - u), w / 1e3, 1000, 0.0)}
-    return {NORMAL: kinds(*normal, busy), URGENT: kinds(*urgent, 0.0)}
+    (its latency its service time over 1 - busy), the urgent one idle; the
+    normal region's ops 16 KiB, the urgent one's `urgent_size` (0: unknown)."""
+    def kinds(r: float, w: float, u: float, size: float) -> dict[str, list[KindLatency]]:
+        return {"read": [KindLatency(r / 1e3 / (1 - u), r / 1e3, 1000, 0.0, size)],
+                "write": [KindLatency(w / 1e3 / (1 - u), w / 1e3, 1000, 0.0, size)]}
+    return {NORMAL: kinds(*normal, busy, KIB16), URGENT: kinds(*urgent, 0.0, urgent_size)}
 
 
 def model(strategy: Strategy, reads: float, share: float = 0.5) -> float:
@@ -42,10 +50,11 @@ def model(strategy: Strategy, reads: float, share: float = 0.5) -> float:
     return MODELS[strategy].cost(pool, cap, reads).expected_gain
 
 
-def gain(strategy: Strategy, reads: float, lat: dict[str, dict[str, KindLatency]],
-         share: float = 0.5, osd_ratio: float = 1.0) -> float:
+def gain(strategy: Strategy, reads: float, lat: Lat,
+         share: float = 0.5, osd_ratio: float = 1.0, calibration: Calibration | None = None
+         ) -> float:
     got = device_gain(strategy.value, reads, 3, share, model(strategy, reads, share), lat,
-                      osd_ratio)
+                      osd_ratio, calibration)
     assert got is not None
     return got.gain
 
@@ -93,10 +102,41 @@ def test_an_idle_normal_region_gains_nothing_and_few_ssds_saturate() -> None:
 
 
 def test_a_kind_the_mix_needs_unmeasured_leaves_the_work_model() -> None:
-    half = {NORMAL: SLOW[NORMAL], URGENT: {"write": SLOW[URGENT]["write"]}}
+    half: Lat = {NORMAL: SLOW[NORMAL], URGENT: {"write": SLOW[URGENT]["write"]}}
     assert device_gain("copy", 0.5, 3, 0.2, 1.1, half) is None  # no urgent reads
     assert device_gain("copy", 0.0, 3, 0.2, 1.0, half) is not None  # writes only: measured
     assert device_gain("copy", 0.5, 3, 0.2, 1.1, {}) is None
+
+
+def test_urgent_ops_of_another_size_compare_only_through_the_calibration() -> None:
+    # the urgent region measured on 8 MiB ops: reads from its cache (0.5 ms),
+    # writes slow (60 ms); a pool's ops are 16 KiB
+    big = devices((8.0, 20.0), (0.5, 60.0), urgent_size=8 * 2.0**20)
+    assert device_gain("move", 0.5, 3, 0.5, 2.0, big) is None
+    slow = gain(Strategy.MOVE, 0.5, big, calibration=Calibration(150.0, 50.0, 0.0))
+    fast = gain(Strategy.MOVE, 0.5, big, calibration=Calibration(150.0, 500.0, 0.0))
+    assert slow == pytest.approx(gain(Strategy.MOVE, 0.5, devices((8.0, 20.0), (24.0, 60.0))))
+    assert slow < 1.0 < fast
+    # within SIZE_MATCH the urgent region's own figures speak, the calibration aside
+    near = devices((8.0, 20.0), (8.0, 20.0), urgent_size=32 * 1024.0)
+    assert gain(Strategy.MOVE, 0.5, near, calibration=Calibration(150.0, 50.0, 0.0)) == \
+        pytest.approx(gain(Strategy.MOVE, 0.5, SAME))
+
+
+def test_the_urgent_regions_answer_to_pool_ops_outlives_its_own_clients_large_ops() -> None:
+    """A shared spell measured the urgent region on the pools' 16 KiB ops; the
+    urgent clients' 8 MiB ops after it are kept beside, not over, that figure."""
+    memory = DeviceMemory()
+    memory.update(NORMAL, {k: v[0] for k, v in SAME[NORMAL].items()})
+    memory.update(URGENT, {k: KindLatency(v[0].secs, v[0].service_secs, 1000, 1.0, KIB16)
+                           for k, v in SAME[URGENT].items()})
+    memory.update(URGENT, {k: KindLatency(0.2, 0.1, 1000, 2.0, 8 * 2.0**20) for k in KINDS})
+    lat = memory.latency
+    assert [f.at for f in lat[URGENT]["read"]] == [2.0, 1.0]  # newest first
+    assert gain(Strategy.MOVE, 0.5, lat) == pytest.approx(gain(Strategy.MOVE, 0.5, SAME))
+    # a calibration after it (the devices changed) retires it: the benches speak
+    slow = gain(Strategy.MOVE, 0.5, lat, calibration=Calibration(150.0, 50.0, 1.5))
+    assert slow == pytest.approx(gain(Strategy.MOVE, 0.5, SLOW))
 
 
 def test_a_region_counts_a_kind_from_enough_ops_and_its_service_time_free_of_load() -> None:
@@ -120,9 +160,14 @@ def test_the_same_devices_under_other_loads_compare_alike() -> None:
     of the same devices gives."""
     quiet = {0: OsdCounters(100.0, {"read": (0.00526 * 500, 500), "write": (0.00526 * 500, 500)})}
     busy = {1: OsdCounters(10.0, {"read": (0.020 * 750, 750), "write": (0.020 * 750, 750)})}
-    lat = {NORMAL: region_latency(quiet, [0], 0.0), URGENT: region_latency(busy, [1], 0.0)}
-    assert lat[URGENT]["read"].secs / lat[NORMAL]["read"].secs > 3.5
-    same = {NORMAL: lat[NORMAL], URGENT: region_latency(quiet, [0], 0.0)}
+    def mem(*regions: tuple[str, dict[int, OsdCounters], int]) -> Lat:
+        memory = DeviceMemory()
+        for region, counters, osd in regions:
+            memory.update(region, region_latency(counters, [osd], 0.0))
+        return memory.latency
+    lat = mem((NORMAL, quiet, 0), (URGENT, busy, 1))
+    assert lat[URGENT]["read"][0].secs / lat[NORMAL]["read"][0].secs > 3.5
+    same = mem((NORMAL, quiet, 0), (URGENT, quiet, 0))
     got, idle = (device_gain("move", 0.5, 3, 0.5, 2.0, d) for d in (lat, same))
     assert got is not None and idle is not None
     assert got.gain == pytest.approx(idle.gain, rel=0.01) and got.gain < 1.05  # a quiet region
@@ -130,25 +175,35 @@ def test_the_same_devices_under_other_loads_compare_alike() -> None:
 
 # ---- the module shell, on the fake mgr -----------------------------------------
 
-def _counters(cluster: FakeCluster, hdd: tuple[float, float], ssd: tuple[float, float]
-              ) -> None:
+def _counters(cluster: FakeCluster, hdd: tuple[float, float], ssd: tuple[float, float],
+              ssd_op_bytes: float = KIB16) -> None:
     """Every OSD's last samples: 500 reads and 500 writes over 100 s at the
-    latencies given (ms; hdd: even OSDs, ssd: odd)."""
+    latencies given (ms; hdd: even OSDs, ssd: odd), of 16 KiB (the ssd ones
+    `ssd_op_bytes`)."""
     for osd in range(8):
         r, w = ssd if osd % 2 else hdd
+        size = ssd_op_bytes if osd % 2 else KIB16
         cluster.counters[osd] = {
             "osd.op_r_latency": [[0.0, 1e9, 100], [100.0, 1e9 + 500 * r * 1e6, 600]],
-            "osd.op_w_latency": [[0.0, 1e9, 100], [100.0, 1e9 + 500 * w * 1e6, 600]]}
+            "osd.op_w_latency": [[0.0, 1e9, 100], [100.0, 1e9 + 500 * w * 1e6, 600]],
+            "osd.op_r_out_bytes": [[0.0, 1e6], [100.0, 1e6 + 500 * size]],
+            "osd.op_w_in_bytes": [[0.0, 1e6], [100.0, 1e6 + 500 * size]]}
 
 
-def _shared_after_quiet(prior: str) -> tuple[FakeCluster, Any, dict[str, Any]]:
+def _shared_after_quiet(prior: str, ssd_op_bytes: float = KIB16,
+                        calibration: dict[str, float] | None = None
+                        ) -> tuple[FakeCluster, Any, dict[str, Any]]:
     """An auto pool at 90% reads, urgent clients quiet from the start, the
-    SSDs answering at a third of the HDDs' speed; min_gain 1.05."""
+    SSDs answering at a third of the HDDs' speed (on ops of `ssd_op_bytes`);
+    `calibration` the IOPS per class `ceph sla advise --calibrate` stored;
+    min_gain 1.05."""
     cluster = FakeCluster()
     cluster.add_pool(1, "fast", "sla_isolated_urgent")
     cluster.add_pool(3, "mixed", "replicated_rule")
-    _counters(cluster, hdd=(8.0, 20.0), ssd=(24.0, 60.0))
-    m = make_module(cluster, {}, {"min_dwell_secs": 0, "sustain_secs": 0, "step_wait_secs": 0,
+    _counters(cluster, hdd=(8.0, 20.0), ssd=(24.0, 60.0), ssd_op_bytes=ssd_op_bytes)
+    store = {} if calibration is None else {"calibration": json.dumps(
+        {"time": 0.0, "classes": {c: {"iops": v, "osds": [0]} for c, v in calibration.items()}})}
+    m = make_module(cluster, store, {"min_dwell_secs": 0, "sustain_secs": 0, "step_wait_secs": 0,
                                   "min_gain": 1.05, "gain_prior": prior})
     m._rules.replace_check(lambda opts: None)
     assert m.cmd_pool_set("fast", role=Role.URGENT).retval == 0
@@ -182,15 +237,31 @@ def test_slow_ssds_keep_a_pool_isolated_before_its_first_switch_and_say_why() ->
         or any(pg.startswith("3.") for pg in cluster.upmaps)
 
 
+def test_ssds_measured_on_their_own_clients_large_ops_compare_by_the_calibration() -> None:
+    """The urgent region's figures from 8 MiB urgent ops say nothing of a
+    pool's 16 KiB ones: without a calibration the work model speaks (and
+    shares); with `osd bench` IOPS stored (the SSDs a third of the HDDs) the
+    devices keep the pool isolated, and say by what."""
+    big = 8 * 2.0**20
+    _, _, pool = _shared_after_quiet("devices", ssd_op_bytes=big)
+    assert pool["kept_isolated"] is None, pool
+    cluster, _, pool = _shared_after_quiet("devices", ssd_op_bytes=big,
+                                           calibration={"hdd": 150.0, "ssd": 50.0})
+    why = pool["kept_isolated"] or ""
+    assert "osd bench 50 vs 150 IOPS" in why and "under min_gain" in why, pool
+    assert cluster.rule_of(3) == "sla_isolated_normal" and cluster.pools[3]["size"] == 3
+
+
 def test_plan_shows_the_latencies_the_admission_used() -> None:
     _, m, _ = _shared_after_quiet("model")
     from mgr_sla.shell.commands_io import OutputFormat
     plan = json.loads(m.cmd_plan(format=OutputFormat.JSON).stdout)
     urgent, normal = plan["devices"]["urgent"], plan["devices"]["normal"]
-    assert urgent["read"]["ms"] == pytest.approx(24.0) and normal["write"]["ops"] == 2000
+    assert urgent["read"][0]["ms"] == pytest.approx(24.0) and normal["write"][0]["ops"] == 2000
     # 10 ops/s a device: at 14 ms (hdd) and 42 ms (ssd) mean latency
-    assert normal["write"]["service_ms"] == pytest.approx(20.0 / 1.14, rel=1e-3)
-    assert urgent["read"]["service_ms"] == pytest.approx(24.0 / 1.42, rel=1e-3)
+    assert normal["write"][0]["service_ms"] == pytest.approx(20.0 / 1.14, rel=1e-3)
+    assert urgent["read"][0]["service_ms"] == pytest.approx(24.0 / 1.42, rel=1e-3)
+    assert normal["read"][0]["kib_per_op"] == 16.0 and urgent["read"][0]["kib_per_op"] == 16.0
 
 
 def test_a_large_region_is_read_a_slice_at_a_time() -> None:
@@ -202,14 +273,19 @@ def test_a_large_region_is_read_a_slice_at_a_time() -> None:
         def get_counter(self, svc_type: str, svc_name: str, path: str) -> Any:
             self.asked.append(svc_name)
             return {path: [[0.0, 0, 0], [100.0, 2e9, 200]]}
+        def get_store(self, key: str) -> str | None:
+            return None
     port = Counters()
     reader = DeviceReader(port)  # type: ignore[arg-type]
     hdd = list(range(0, 2000, 2))
-    got = reader.latency(0.0, hdd, [1, 3])
-    assert len(port.asked) == 2 * (MAX_OSDS_READ + 2)
-    assert got[NORMAL]["read"].secs == pytest.approx(0.01)
-    reader.latency(30.0, hdd, [1, 3])  # within the minute: nothing read
-    assert len(port.asked) == 2 * (MAX_OSDS_READ + 2)
-    reader.latency(60.0, hdd, [1, 3])
-    second = {int(n) for n in port.asked[2 * (MAX_OSDS_READ + 2):] if int(n) % 2 == 0}
+    classes = ("hdd", "ssd")
+    # per OSD: two latency counters, and the bytes of each kind it served
+    calls = 4 * (MAX_OSDS_READ + 2)
+    got = reader.latency(0.0, hdd, [1, 3], classes)
+    assert len(port.asked) == calls
+    assert got[NORMAL]["read"][0].secs == pytest.approx(0.01)
+    reader.latency(30.0, hdd, [1, 3], classes)  # within the minute: nothing read
+    assert len(port.asked) == calls
+    reader.latency(60.0, hdd, [1, 3], classes)
+    second = {int(n) for n in port.asked[calls:] if int(n) % 2 == 0}
     assert second == set(hdd[MAX_OSDS_READ:2 * MAX_OSDS_READ])
