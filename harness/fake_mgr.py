@@ -132,6 +132,7 @@ class FakeCluster:
         self.ops: dict[int, int] = {}
         self.reads: dict[int, int] = {}  # of those ops, reads (the perf query's only)
         self.reads_seen: dict[int, int] = {}
+        self.latency_ms: dict[int, float] = {}  # per pool, each op's latency (1 ms unset)
         self.commands: list[dict[str, Any]] = []
         self.pg_states = [{"state_name": "active+clean", "count": 0}]
         self.weight_sets: set[int] = set()
@@ -195,7 +196,8 @@ class FakeCluster:
         return query_id
 
     def perf_counters(self, query_id: int) -> dict[str, Any] | None:
-        """Ops per pool since the previous read, 1 ms each (`reads` of them reads)."""
+        """Ops per pool since the previous read, 1 ms each unless `latency_ms`
+        says (`reads` of them reads)."""
         if query_id not in self.perf_queries:
             return None
         out = []
@@ -208,10 +210,11 @@ class FakeCluster:
             reads = min(delta, self.reads.get(pool, 0) - self.reads_seen.get(pool, 0))
             self.reads_seen[pool] = self.reads.get(pool, 0)
             writes = delta - reads
+            ns = int(self.latency_ms.get(pool, 1.0) * 1_000_000)
             if delta:
                 out.append({"k": [[str(pool)]],
-                            "c": [[writes, 0], [reads, 0], [writes * 1_000_000, writes],
-                                  [reads * 1_000_000, reads]]})
+                            "c": [[writes, 0], [reads, 0], [writes * ns, writes],
+                                  [reads * ns, reads]]})
         return {"counters": out}
 
     def urgent_pools(self) -> set[int]:

@@ -28,7 +28,8 @@ next strategy is the best expected gain that fits (core/strategy_choice.py);
 a pool is kept isolated when the strategy it has is blocked, when its gain
 is under `min_gain`, while Ceph reports PGs withheld, or when the module sent
 it back in this shared period (core/sharing_check.py), and the reason says
-which.
+which. A pool sharing whose gain, measured in this period, is clear under
+`min_gain` is `losing`: the shell sends it back for the rest of the period.
 """
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ from .device_prior import Calibration, DeviceLatency, device_gain
 from .gain import (
     ExpectedGain,
     expected_gain,
+    losing_share,
     not_worth_sharing,
     quiet_periods,
     usual_quiet_secs,
@@ -54,7 +56,7 @@ from .pg_slots import SlotCheck
 from .state import PoolRole, PoolTarget, Strategy, SwitchRecord
 from .strategy_choice import StrategyChoice, choose_strategy
 from .switch_cost import DEFAULT_READ_FRACTION, Capacity, SwitchCost, normal_fill_after
-from .wear import WriteBudget, counted_this_period
+from .wear import WriteBudget, counted_this_period, current_period
 
 __all__ = ["Admission", "AdmissionFacts", "NormalPool", "Placement", "PoolAdmission",
            "StrategyVerdict", "admit", "choice_since", "strategy_changes"]
@@ -77,6 +79,8 @@ class PoolAdmission:
     read_fraction: float
     read_fraction_basis: str
     read_fraction_known: bool
+    # why it goes back before the shared period ends: what it measured while shared
+    losing: str | None = None
 
     def verdict(self, strategy: str | None = None) -> StrategyVerdict:
         name = strategy or self.strategy
@@ -174,6 +178,7 @@ def admit(facts: AdmissionFacts) -> Admission:
     """Every managed normal pool's strategy and whether it shares; see the module doc."""
     cap = facts.capacity
     counted = counted_this_period(list(facts.history))
+    period = current_period(list(facts.history))
     usual = usual_quiet_secs(quiet_periods(list(facts.history)), facts.now)
     load = UrgentLoad(facts)
     costs = {p.pool_id: _costs(p, facts) for p in facts.pools}
@@ -200,13 +205,15 @@ def admit(facts: AdmissionFacts) -> Admission:
                                  mix_known=known)
         mine = next(v for v in verdicts if v.strategy == pool.role.strategy.value)
         kept = _kept(pool, mine, facts, sharing, usual, cap)
+        losing = losing_share(mine.gain.measured, facts.settings.min_gain, period.time) \
+            if sharing and period is not None and facts.pinned is not Mode.SHARED else None
         if kept is None:
             load.admit(pool, mine, sharing, facts)
         out[pool.pool_id] = PoolAdmission(
             pool.pool_id, pool.name, pool.role.strategy.value, choice, verdicts, kept,
             MODELS[pool.role.strategy].refusal(pool.isolated_info),
             target(pool.role, Mode.SHARED), sharing, pool.placement, pool.isolated_info,
-            pool.live, r, basis, known)
+            pool.live, r, basis, known, losing)
     lost, _ = load.slots.after_losing()
     over = tuple((o, n, limit.admit) for o, n in sorted(lost.items())
                  if (limit := facts.urgent[o].limit) is not None and n > limit.admit)

@@ -35,7 +35,7 @@ class StrategyVerdict:
     pgs_per_osd: Mapping[int, int] = field(default_factory=dict)  # the pool's own
 
     def option(self) -> StrategyOption:
-        return StrategyOption(self.strategy, self.gain, self.blocked)
+        return StrategyOption(self.strategy, self.gain, self.blocked, self.cost.bytes_to_shared)
 
 
 class UrgentLoad:

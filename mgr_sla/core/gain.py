@@ -234,6 +234,7 @@ class ExpectedGain:
     source: str  # "measured", "devices" (the prior from device latencies) or "model"
     basis: str
     measured: MeasuredGain | None = None  # the measurement, decisive or not
+    stale: bool = False  # a measurement older than gain_retry_secs: the prior speaks again
 
 
 def expected_gain(model: float, strategy: str, read_fraction: float | None,
@@ -256,8 +257,29 @@ def expected_gain(model: float, strategy: str, read_fraction: float | None,
         why = "measured too long ago" if stale else \
             f"measured {measured.interval()}, not clear of min_gain {min_gain:g}x"
         return ExpectedGain(prior, source, f"{strategy}, {mix}{said} ({why}: "
-                            f"{measured.gain:.2f}x)", measured)
+                            f"{measured.gain:.2f}x)", measured, stale)
     return ExpectedGain(prior, source, f"{strategy}, {mix}{said}")
+
+
+# how a pool sent back for what it measured while shared is told apart from
+# one sent back for a fault (only faults raise SLA_SHARING_FAULT)
+LOSS_PREFIX = "shared, it measured "
+
+
+def losing_share(measured: MeasuredGain | None, min_gain: float, since: float) -> str | None:
+    """Why a pool sharing goes back before its shared period ends: its gain,
+    with shared windows of this period (`since` its start), clear under
+    `min_gain`. So a share the prior got wrong, or a gain re-measured after
+    gain_retry_secs, is a trial that ends once it is known not to pay, not at
+    the period's end."""
+    if min_gain <= 0 or measured is None or measured.at < since or not measured.high < min_gain:
+        return None
+    return (f"{LOSS_PREFIX}{measured.gain:.2f}x ({measured.basis()}), under min_gain "
+            f"{min_gain:g}x: isolated for the rest of the shared period")
+
+
+def is_loss(why: str) -> bool:
+    return why.startswith(LOSS_PREFIX)
 
 
 def quiet_periods(history: Sequence[SwitchRecord]) -> list[tuple[float, float]]:

@@ -9,7 +9,10 @@ within max_isolation_secs, room on the urgent region, no limit of the
 module found against it), it takes the one with the best expected gain
 (measured once known, the model until then). It leaves the current one only
 for a gain STRATEGY_MARGIN better, so two strategies of about the same gain
-do not take turns. A pool set with `--strategy` keeps its strategy.
+do not take turns. A gain re-measured (its measurement older than
+gain_retry_secs, the prior speaking again) is re-measured by the fitting
+strategy that places the fewest bytes: a trial share by move, not a whole
+new copy. A pool set with `--strategy` keeps its strategy.
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ class StrategyOption:
     strategy: str
     gain: ExpectedGain
     blocked: str | None = None
+    place_bytes: float = 0.0  # what a switch to shared places on the urgent region
 
 
 @dataclass(frozen=True)
@@ -71,9 +75,17 @@ def choose_strategy(current: str, auto: bool, options: Sequence[StrategyOption],
     mine = next((o for o in fit if o.strategy == current), None)
     if mine is not None and best.gain.gain < mine.gain.gain * STRATEGY_MARGIN:
         best = mine
+    trial = ""
+    cheapest = min(fit, key=lambda o: (o.place_bytes, o.strategy != current))
+    if best.gain.stale and cheapest.place_bytes < best.place_bytes:
+        trial = (f"; {best.strategy}'s gain re-measured by a trial share of "
+                 f"{cheapest.strategy} ({cheapest.place_bytes / 2**30:.2f} GiB placed, not "
+                 f"{best.place_bytes / 2**30:.2f} GiB)")
+        best = cheapest
     others = [f"{o.strategy} {o.gain.gain:.2f}x ({o.gain.source})" if o.blocked is None
               else f"{o.strategy}: {o.blocked}" for o in options if o is not best]
     why = f"expected gain {best.gain.gain:.2f}x ({best.gain.source})"
     if others:
         why += "; " + "; ".join(others)
+    why += trial
     return StrategyChoice(best.strategy, True, why, tuple(options))

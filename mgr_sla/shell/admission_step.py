@@ -23,7 +23,7 @@ from ..core.admission import (
 from ..core.cluster import PoolInfo
 from ..core.decision import Mode, ThresholdError
 from ..core.device_prior import devices_view
-from ..core.gain import ISOLATED, KEPT, MOVING, GainLedger
+from ..core.gain import ISOLATED, KEPT, MOVING, GainLedger, is_loss
 from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
 from ..core.models.registry import AUTO_ORDER, auto_role
@@ -184,6 +184,10 @@ class AdmissionStep:
         if self._osd_faults[0] != key:
             self._osd_faults = (key, osd_faults(facts))
         faults = sharing_faults(facts, self._osd_faults[1])
+        # and what the pools measured while shared (no fault: a trial ended)
+        for pid, pool in (self.admission.pools.items() if self.admission else ()):
+            if pool.losing:
+                faults.setdefault(pid, pool.losing)
         faults = {p: why for p, why in faults.items()
                   if p not in copy.sent_back and p in copy.roles}
         self._repeer(now, facts, bool(copy.sent_back or faults))
@@ -196,7 +200,7 @@ class AdmissionStep:
                 state.sent_back[pid] = why
                 name = maps.view.pools[pid].name if pid in maps.view.pools else str(pid)
                 message = f"sla: pool {name} goes back to isolated now: {why}"
-                self._mgr.log.warning(message)
+                (self._mgr.log.info if is_loss(why) else self._mgr.log.warning)(message)
                 self._mgr.cluster_log(message)
 
     def _repeer(self, now: float, facts: SharingNow, sent_back: bool) -> None:

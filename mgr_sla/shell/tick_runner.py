@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from ..core.cluster import moving_pools
 from ..core.decision import DecisionState, Mode, ThresholdError, Thresholds
+from ..core.gain import is_loss
 from ..core.gates import (
     ClusterHealth,
     Gate,
@@ -26,13 +27,7 @@ from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
 from ..core.models.registry import targets, weight_set_pools
 from ..core.settings import Settings
-from ..core.state import (
-    ModuleState,
-    PoolRole,
-    Role,
-    StepRecord,
-    SwitchRecord,
-)
+from ..core.state import ModuleState, PoolRole, Role, StepRecord, SwitchRecord
 from ..core.tick import PoolChange, PoolNow, TickInputs, TickPlan, plan_tick
 from ..placement.placer import Placer
 from . import config_warnings
@@ -321,11 +316,10 @@ class TickRunner:
                                      for c in refused}, maps)
         with self._store.lock:
             self._admission.count_sharing(state, applied)
-            self._health.update("SLA_SHARING_FAULT", [
-                f"pool {maps.view.pools[p].name if p in maps.view.pools else p}: {why}"
-                for p, why in sorted(state.sent_back.items())],
-                f"{len(state.sent_back)} normal pools sent back to isolated for what sharing "
-                "them caused")
+            faults = [f"pool {maps.view.pools[p].name if p in maps.view.pools else p}: {why}"
+                      for p, why in sorted(state.sent_back.items()) if not is_loss(why)]
+            self._health.update("SLA_SHARING_FAULT", faults, f"{len(faults)} normal pools "
+                                "sent back to isolated for what sharing them caused")
             if self._step is not None:
                 state.last_step = self._step
             elif plan is not None and not plan.waiting and self._settled:

@@ -91,12 +91,13 @@ def _module(cluster: FakeCluster) -> Any:
     return m
 
 
-def _ticks(m: Any, cluster: FakeCluster, n: int, reads: float, busy: bool = False) -> None:
+def _ticks(m: Any, cluster: FakeCluster, n: int, reads: float, busy: bool = False,
+           ops: int = 1000) -> None:
     """n ticks 5 s apart on the module's clock (rates and windows see them
-    so): 200 client ops/s on pool 3, 2,000/s on the urgent pool when busy."""
+    so): `ops` client ops a tick on pool 3, 10,000 on the urgent pool when busy."""
     for _ in range(n):
-        cluster.ops[3] += 1000
-        cluster.reads[3] = cluster.reads.get(3, 0) + int(1000 * reads)
+        cluster.ops[3] += ops
+        cluster.reads[3] = cluster.reads.get(3, 0) + int(ops * reads)
         if busy:
             cluster.ops[1] += 10_000
         m.clock = getattr(m, "clock", time.time()) + 5.0
@@ -226,3 +227,58 @@ def test_a_burst_of_writes_shorter_than_the_settle_time_changes_nothing() -> Non
     assert had == {"copy"}, had
     _ticks(m, cluster, int(SETTLE_SECS / 5) + 10, reads=0.0, busy=True)
     assert _pool(m, "reads")["strategy"] == "move"  # a mix that holds does change it
+
+
+def test_a_stale_gain_is_re_measured_by_the_strategy_that_places_least() -> None:
+    """copy's low gain went stale: its prior (2.5x) beats move's (1.6x), but a
+    trial by move places a third of it, so move re-measures; a fresh or an
+    absent measurement leaves the best gain's strategy."""
+    stale = ExpectedGain(2.5, "devices", "", stale=True)
+    options = [StrategyOption("copy", stale, None, 30 * 2**30),
+               StrategyOption("move", ExpectedGain(1.6, "devices", ""), None, 10 * 2**30)]
+    got = choose_strategy("copy", True, options)
+    assert got.strategy == "move", got.why
+    assert "copy's gain re-measured by a trial share of move (10.00 GiB placed, not " \
+           "30.00 GiB)" in got.why
+    fresh = [StrategyOption("copy", ExpectedGain(2.5, "devices", ""), None, 30 * 2**30),
+             options[1]]
+    assert choose_strategy("copy", True, fresh).strategy == "copy"
+    # move blocked: the trial is copy's own
+    blocked = [options[0], StrategyOption("move", options[1].gain, "no room", 10 * 2**30)]
+    assert choose_strategy("copy", True, blocked).strategy == "copy"
+
+
+def test_a_pool_measured_slower_shared_goes_back_before_the_period_ends() -> None:
+    """Shared on the model's word, the pool's ops take twice as long as they
+    did isolated: once that is clear of min_gain it goes back at once, for the
+    rest of the period, said in status, with no fault raised."""
+    from mgr_sla.core.gain import LOSS_PREFIX
+    from mgr_sla.shell.commands_io import ModeArg
+    cluster = FakeCluster()
+    cluster.add_pool(1, "fast", "sla_isolated_urgent")
+    cluster.add_pool(3, "mixed", "replicated_rule")
+    m = make_module(cluster, {}, {"min_dwell_secs": 0, "sustain_secs": 0,
+                                  "step_wait_secs": 0, "min_gain": 1.05, "gain_prior": "model"})
+    m._rules.replace_check(lambda opts: None)
+    assert m.cmd_pool_set("fast", role=Role.URGENT).retval == 0
+    assert m.cmd_pool_set("mixed", role=Role.NORMAL).retval == 0
+    assert m.cmd_mode(ModeArg.ISOLATED).retval == 0
+    _ticks(m, cluster, 16, reads=0.5)  # isolated windows at 1 ms
+    assert m.cmd_mode(ModeArg.AUTO).retval == 0
+    cluster.latency_ms[3] = 2.0  # a closed-loop client: half the ops at twice the latency
+    shared_at = None
+    for i in range(40):
+        _ticks(m, cluster, 1, reads=0.5, ops=500)
+        pool = _pool(m, "mixed")
+        if shared_at is None and pool["rule"] != "sla_isolated_normal":
+            shared_at = i
+        if (pool["kept_isolated"] or "").startswith(LOSS_PREFIX):
+            break
+    assert shared_at is not None, pool
+    why = pool["kept_isolated"] or ""
+    assert why.startswith(LOSS_PREFIX + "0.50x") and "under min_gain 1.05x" in why, pool
+    _ticks(m, cluster, 2, reads=0.5, ops=500)
+    assert cluster.rule_of(3) == "sla_isolated_normal" and cluster.pools[3]["size"] == 3
+    assert not any(pg.startswith("3.") for pg in cluster.upmaps)
+    assert _pool(m, "mixed")["kept_isolated"] == why  # for the rest of the period
+    assert "SLA_SHARING_FAULT" not in m.health, m.health

@@ -178,3 +178,22 @@ def test_quiet_periods_come_from_the_switches_and_the_usual_one_from_this_hour()
     assert far is not None and far[0] == 600 and "at any hour" in far[1]
     assert usual_quiet_secs([], now=0) is None
     assert usual_quiet_secs(periods[:2], now=2 * day + 3650) is None  # too few to say
+
+
+def test_a_share_ends_once_this_periods_windows_measure_it_clear_under_min_gain() -> None:
+    from mgr_sla.core.gain import is_loss, losing_share
+    loss = measured(0.8, at=2000.0, spread=1.1)
+    why = losing_share(loss, 1.05, since=1500.0)
+    assert why is not None and is_loss(why) and "0.80x" in why and "under min_gain 1.05x" in why
+    # windows of an earlier period only, an interval across min_gain, a gain,
+    # or min_gain 0 (every pool shared): it stays
+    assert losing_share(loss, 1.05, since=2500.0) is None
+    assert losing_share(measured(1.0, at=2000.0, spread=1.1), 1.05, since=1500.0) is None
+    assert losing_share(measured(1.3, at=2000.0), 1.05, since=1500.0) is None
+    assert losing_share(loss, 0.0, since=1500.0) is None
+    assert losing_share(None, 1.05, since=1500.0) is None
+    # and a measurement gone stale says so, for the strategy choice's trial
+    stale = expected_gain(1.5, "copy", 0.85, measured(1.02), now=1000 + 86401,
+                          retry_secs=86400, min_gain=1.05)
+    assert stale.stale and not expected_gain(1.5, "copy", 0.85, measured(1.02), now=2000,
+                                             retry_secs=86400, min_gain=1.05).stale
