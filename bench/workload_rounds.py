@@ -17,6 +17,7 @@ same measure the module takes), and their ops/s ratio beside it.
 """
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -145,6 +146,17 @@ class WorkloadCase:
                     "options": nxt.get("options")}
         return out
 
+    def ledger(self) -> list[dict[str, Any]]:
+        """The module's measured-gain sums of the normal pools as its store
+        has them (per placement, period and load bin; saved once a window),
+        so a gain can be traced to the periods behind it."""
+        p = self.c.ceph_raw("config-key", "get", "mgr/sla/gain_ledger")
+        if p.returncode != 0:
+            return []
+        ids = {self.bench.pool_id(name): name for name in self.mix}
+        return [{**entry, "pool": ids[entry["pool"]]}
+                for entry in json.loads(p.stdout).get("pools", []) if entry["pool"] in ids]
+
     def placed(self) -> bool:
         """Every normal pool where the module wants it, its PGs clean; isolated:
         none acting on an urgent OSD."""
@@ -261,6 +273,7 @@ class WorkloadCase:
                                 self.plan.spell_secs + MEASURE_GRACE_SECS, "shared",
                                 self.cycle_mix)
             shared["pools"] = self.pools_now()
+            shared["ledger"] = self.ledger()
             urgent = self.urgent()
             self.say(f"cycle {cycle + 1}: urgent p99 {urgent['urgent_p99_ms']} ms, shared "
                      + ", ".join(f"{n} {'by ' + p['strategy'] if p['shared'] else 'no'}"

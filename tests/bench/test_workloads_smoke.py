@@ -100,5 +100,8 @@ def check_cycles(cycles, mixes):
         # every pool shared has its gain check: the module's and its clients' at the mix
         assert set(cycle["gain_check"]) == {
             p for p, seen in cycle["shared"]["pools"].items() if seen["shared"]}, cycle
+        # the module's ledger beside it: every pool's isolated windows, by name
+        ledger = cycle["shared"]["ledger"]
+        assert {e["pool"] for e in ledger if e["placement"] == "isolated"} == set(mix), ledger
         for check in cycle["gain_check"].values():
             assert check["clients_at_mix"] is None or check["clients_at_mix"] > 0, check
