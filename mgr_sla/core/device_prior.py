@@ -31,19 +31,19 @@ samples of its OSDs' counters (about 100 s), kept until fresher ones come:
 the urgent region is idle in a quiet spell, and what it answered while busy
 is the figure there is.
 
-An op's service time grows with its size, and the urgent region serves its
-own clients' ops until a pool is first shared (an 8 MiB object read against a
-pool's 16 KiB ones, or an urgent read served from the OSD's cache). So each
-figure is kept with its mean bytes per op, one per size band (a factor
-SIZE_MATCH wide), and the regions are compared on ops within SIZE_MATCH of
-each other's size: the normal pools' own ops on both, once the urgent region
-served them in a shared spell. Before that, the devices are compared by the
-one measurement made alike on both classes, `ceph sla advise --calibrate`
-(`osd bench`, 4 KiB writes): the urgent service time per kind is the normal
-region's over the benches' IOPS ratio (for SSD reads, faster than their
-writes, a low estimate). A calibration also retires the urgent figures taken
-before it (run after a change of devices, it says they are gone). With
-neither, there is no device prior and the work model speaks.
+An op's time depends on whose op it is: its size, and how often the OSD's
+cache answers it (an urgent client rereading a small working set reads at
+memory speed, whatever the devices). Until a pool is first shared the urgent
+region serves only its own clients, so its figures are kept apart by whose
+ops they measured: the pools' (taken while the pools were shared for the
+whole sample span) or the urgent clients'. The urgent region's service time
+is, in this order: what it answered the pools' ops; else the normal region's
+over the IOPS ratio `ceph sla advise --calibrate` measured on both classes
+alike (`osd bench`, 4 KiB writes; for SSD reads, faster than their writes,
+an underestimate); else what it answered its own clients, when their ops are
+within SIZE_MATCH of the pools' in size. A calibration retires the figures
+taken before it (run after a change of devices, it says they are gone).
+With none of them, there is no device prior and the work model speaks.
 """
 from __future__ import annotations
 
@@ -73,6 +73,7 @@ class KindLatency:
     ops: int
     at: float  # when it was read
     bytes_per_op: float = 0.0  # 0: not known (its ops compare with any)
+    pool_ops: bool = True  # measured on the normal pools' ops (False: the urgent clients')
 
     def compares_with(self, other: KindLatency) -> bool:
         """Its ops within SIZE_MATCH of `other`'s in mean size (or a size unknown)."""
@@ -113,11 +114,12 @@ class Calibration:
     at: float
 
 
-def region_latency(counters: Mapping[int, OsdCounters], osds: Iterable[int], now: float
-                   ) -> dict[str, KindLatency]:
+def region_latency(counters: Mapping[int, OsdCounters], osds: Iterable[int], now: float,
+                   pool_ops: bool = True) -> dict[str, KindLatency]:
     """A region's latency and service time per kind from its OSDs' counter
     deltas: ops-weighted over the OSDs, and only a kind with MIN_DEVICE_OPS ops
-    (its bytes per op over the OSDs whose bytes were read)."""
+    (its bytes per op over the OSDs whose bytes were read); `pool_ops`: they
+    served the normal pools' ops (not the urgent clients')."""
     out = {}
     for kind in KINDS:
         secs, service, ops, sized_ops, size = 0.0, 0.0, 0, 0, 0.0
@@ -134,34 +136,29 @@ def region_latency(counters: Mapping[int, OsdCounters], osds: Iterable[int], now
                 size += c.bytes[kind]
         if ops >= MIN_DEVICE_OPS:
             out[kind] = KindLatency(secs / ops, service / ops, ops, now,
-                                    size / sized_ops if sized_ops else 0.0)
+                                    size / sized_ops if sized_ops else 0.0, pool_ops)
     return out
 
 
-def size_band(bytes_per_op: float) -> int:
-    """The band of an op size, SIZE_MATCH wide (0 for an unknown size)."""
-    return 1 + math.floor(math.log(bytes_per_op, SIZE_MATCH)) if bytes_per_op >= 1 else 0
-
-
 class DeviceMemory:
-    """Each region's latest latency per kind and op size band (pure: the
-    shell feeds it): the urgent clients' large ops do not overwrite what the
-    urgent region answered to a normal pool's small ones."""
+    """Each region's latest latency per kind, one on the pools' ops and one
+    on the urgent clients' (pure: the shell feeds it): the urgent clients'
+    ops do not overwrite what the urgent region answered the pools."""
 
     def __init__(self) -> None:
-        self._bands: dict[str, dict[str, dict[int, KindLatency]]] = {NORMAL: {}, URGENT: {}}
+        self._kept: dict[str, dict[str, dict[bool, KindLatency]]] = {NORMAL: {}, URGENT: {}}
 
     def update(self, region: str, fresh: Mapping[str, KindLatency]) -> None:
-        kinds = self._bands.setdefault(region, {})
+        kinds = self._kept.setdefault(region, {})
         for kind, figure in fresh.items():
-            kinds.setdefault(kind, {})[size_band(figure.bytes_per_op)] = figure
+            kinds.setdefault(kind, {})[figure.pool_ops] = figure
 
     @property
     def latency(self) -> dict[str, dict[str, list[KindLatency]]]:
         """Per region and kind, its figures newest first."""
-        return {region: {kind: sorted(bands.values(), key=lambda f: -f.at)
-                         for kind, bands in kinds.items()}
-                for region, kinds in self._bands.items()}
+        return {region: {kind: sorted(kept.values(), key=lambda f: -f.at)
+                         for kind, kept in kinds.items()}
+                for region, kinds in self._kept.items()}
 
 
 @dataclass(frozen=True)
@@ -183,25 +180,25 @@ class ComparedKind:
 def compared_kind(kind: str, devices: DeviceLatency, calibration: Calibration | None = None
                   ) -> ComparedKind | None:
     """The normal region's latest figure of `kind`, and the urgent region's
-    service time on ops of its size: its own figure of the size band nearest
-    (within SIZE_MATCH) taken since the calibration, if any (a calibration
-    after it says the devices changed), else the normal one over the
-    calibrated IOPS ratio; None when neither is there."""
+    service time for the pools' ops (in the order the module doc gives);
+    None when nothing says it."""
     normal = list(devices.get(NORMAL, {}).get(kind, ()))
     if not normal:
         return None
     ref = normal[0]
     since = calibration.at if calibration is not None else -math.inf
-    near = [f for f in devices.get(URGENT, {}).get(kind, ())
-            if f.compares_with(ref) and f.at >= since]
-    if near:
-        best = min(near, key=lambda f: (abs(math.log(max(f.bytes_per_op, 1.0))
-                                            - math.log(max(ref.bytes_per_op, 1.0))), -f.at))
-        return ComparedKind(ref, best.service_secs, f"measured on {_size(best)} ops")
+    urgent = [f for f in devices.get(URGENT, {}).get(kind, ()) if f.at >= since]
+    pools = [f for f in urgent if f.pool_ops]
+    if pools:
+        return ComparedKind(ref, pools[0].service_secs, "measured on the pools' ops")
     if calibration is not None:
         c = calibration
         return ComparedKind(ref, ref.service_secs * c.normal_iops / c.urgent_iops,
                             f"osd bench {c.urgent_iops:.0f} vs {c.normal_iops:.0f} IOPS")
+    own = [f for f in urgent if f.compares_with(ref)]
+    if own:
+        return ComparedKind(ref, own[0].service_secs,
+                            f"measured on its own clients' {_size(own[0])} ops")
     return None
 
 
@@ -270,7 +267,7 @@ def devices_view(devices: DeviceLatency, calibration: Calibration | None = None
     out: dict[str, Any] = {
         region: {k: [{"ms": round(v.secs * 1e3, 3), "service_ms": round(v.service_secs * 1e3, 3),
                       "ops": v.ops, "kib_per_op": round(v.bytes_per_op / 1024, 1),
-                      "at": round(v.at, 1)} for v in figures]
+                      "pool_ops": v.pool_ops, "at": round(v.at, 1)} for v in figures]
                  for k, figures in sorted(kinds.items())}
         for region, kinds in sorted(devices.items())}
     if calibration is not None:

@@ -38,17 +38,23 @@ class DeviceReader:
         self.calibration: Calibration | None = None
 
     def latency(self, now: float, normal: Iterable[int], urgent: Iterable[int],
-                classes: tuple[str, str]) -> DeviceLatency:
+                classes: tuple[str, str], pools_since: float | None) -> DeviceLatency:
         """Each region's latest latencies (a minute old at most, when its OSDs
         served ops of the kind meanwhile); `classes` the normal and urgent
-        device classes, whose calibration goes to `calibration`."""
+        device classes, whose calibration goes to `calibration`; `pools_since`
+        since when the urgent region serves the pools' ops (the pools shared;
+        None: its own clients')."""
         if now - self._at >= READ_EVERY_SECS:
             self._at = now
             self.calibration = self._calibrated(*classes)
             for region, osds in ((NORMAL, sorted(normal)), (URGENT, sorted(urgent))):
                 osds = self._turn(region, osds)
                 counters = {osd: self._counters(osd) for osd in osds}
-                self.memory.update(region, region_latency(counters, osds, now))
+                # the urgent samples are the pools' only when all of them were taken shared
+                span = max((c.window_secs for c in counters.values()), default=0.0)
+                pool_ops = region == NORMAL or (
+                    pools_since is not None and now - span >= pools_since)
+                self.memory.update(region, region_latency(counters, osds, now, pool_ops))
         return self.memory.latency
 
     def _turn(self, region: str, osds: list[int]) -> list[int]:

@@ -36,6 +36,7 @@ from ..core.admission_facts import (
     placement_of,
 )
 from ..core.cluster import PoolInfo, pool_pg_stats
+from ..core.decision import Mode
 from ..core.gain import GainLedger
 from ..core.maps import MapSnapshot
 from ..core.models.registry import MODELS, isolated_size
@@ -48,7 +49,7 @@ from ..core.state import ModuleState, PoolRole, Role, StepRecord, Strategy
 from ..core.switch_cost import Capacity, drain_rate
 from ..core.upmap.pg_plan import target_urgent_share
 from ..core.upmap.planner import plan_pool
-from ..core.wear import counted_this_period
+from ..core.wear import counted_this_period, current_period
 from .device_latency import DeviceReader
 from .mgr_port import MgrPort
 from .osd_limits import OsdLimits
@@ -156,9 +157,11 @@ class FactReader:
                        dict(view.rules), largest_domain(maps))
         # read whatever the prior (plan shows them): two counters per OSD a minute
         normal_ids = regions.in_of_class(regions.normal_class)
+        period = current_period(state.history) if state.decision.mode is Mode.SHARED else None
         devices = self.devices.latency(now, [o for o in normal_ids if o in up],
                                        [o for o in urgent_ids if o in up],
-                                       (regions.normal_class, regions.urgent_class))
+                                       (regions.normal_class, regions.urgent_class),
+                                       period.time if period is not None else None)
         return AdmissionFacts(now, settings, state.decision.mode, state.pinned, tuple(pools),
                               urgent, cap, frozenset(view.rules), mon, tuple(state.history),
                               dict(state.sent_back), self.withheld, devices, len(normal_ids),

@@ -34,14 +34,17 @@ KIB16 = 16 * 1024.0
 
 
 def devices(normal: tuple[float, float], urgent: tuple[float, float], busy: float = 0.5,
-            urgent_size: float = 0.0) -> Lat:
+            urgent_size: float = 0.0, pool_ops: bool = True) -> Lat:
     """Service times (read ms, write ms) per region; the normal region `busy`
     (its latency its service time over 1 - busy), the urgent one idle; the
-    normal region's ops 16 KiB, the urgent one's `urgent_size` (0: unknown)."""
-    def kinds(r: float, w: float, u: float, size: float) -> dict[str, list[KindLatency]]:
-        return {"read": [KindLatency(r / 1e3 / (1 - u), r / 1e3, 1000, 0.0, size)],
-                "write": [KindLatency(w / 1e3 / (1 - u), w / 1e3, 1000, 0.0, size)]}
-    return {NORMAL: kinds(*normal, busy, KIB16), URGENT: kinds(*urgent, 0.0, urgent_size)}
+    normal region's ops 16 KiB, the urgent one's `urgent_size` (0: unknown),
+    on the pools' ops (`pool_ops`) or its own clients'."""
+    def kinds(r: float, w: float, u: float, size: float, pools: bool
+              ) -> dict[str, list[KindLatency]]:
+        return {"read": [KindLatency(r / 1e3 / (1 - u), r / 1e3, 1000, 0.0, size, pools)],
+                "write": [KindLatency(w / 1e3 / (1 - u), w / 1e3, 1000, 0.0, size, pools)]}
+    return {NORMAL: kinds(*normal, busy, KIB16, True),
+            URGENT: kinds(*urgent, 0.0, urgent_size, pool_ops)}
 
 
 def model(strategy: Strategy, reads: float, share: float = 0.5) -> float:
@@ -108,29 +111,35 @@ def test_a_kind_the_mix_needs_unmeasured_leaves_the_work_model() -> None:
     assert device_gain("copy", 0.5, 3, 0.2, 1.1, {}) is None
 
 
-def test_urgent_ops_of_another_size_compare_only_through_the_calibration() -> None:
-    # the urgent region measured on 8 MiB ops: reads from its cache (0.5 ms),
-    # writes slow (60 ms); a pool's ops are 16 KiB
-    big = devices((8.0, 20.0), (0.5, 60.0), urgent_size=8 * 2.0**20)
+def test_the_urgent_clients_own_ops_speak_last_and_only_at_the_pools_size() -> None:
+    # the urgent region measured on its own clients' 8 MiB ops: reads from its
+    # cache (0.5 ms), writes slow (60 ms); a pool's ops are 16 KiB
+    big = devices((8.0, 20.0), (0.5, 60.0), urgent_size=8 * 2.0**20, pool_ops=False)
     assert device_gain("move", 0.5, 3, 0.5, 2.0, big) is None
     slow = gain(Strategy.MOVE, 0.5, big, calibration=Calibration(150.0, 50.0, 0.0))
     fast = gain(Strategy.MOVE, 0.5, big, calibration=Calibration(150.0, 500.0, 0.0))
     assert slow == pytest.approx(gain(Strategy.MOVE, 0.5, devices((8.0, 20.0), (24.0, 60.0))))
     assert slow < 1.0 < fast
-    # within SIZE_MATCH the urgent region's own figures speak, the calibration aside
-    near = devices((8.0, 20.0), (8.0, 20.0), urgent_size=32 * 1024.0)
-    assert gain(Strategy.MOVE, 0.5, near, calibration=Calibration(150.0, 50.0, 0.0)) == \
+    # its own clients' ops of the pools' size, reread from cache, speak only
+    # without a calibration: the benches compare the devices, not the caches
+    cached = devices((8.0, 20.0), (0.2, 20.0), urgent_size=4 * 1024.0, pool_ops=False)
+    assert gain(Strategy.COPY, 0.9, cached) > 2.0
+    assert gain(Strategy.COPY, 0.9, cached, calibration=Calibration(150.0, 150.0, 0.0)) == \
+        pytest.approx(gain(Strategy.COPY, 0.9, SAME))
+    # what the urgent region answered the pools' ops speaks before the benches
+    assert gain(Strategy.MOVE, 0.5, SAME, calibration=Calibration(150.0, 50.0, 0.0)) == \
         pytest.approx(gain(Strategy.MOVE, 0.5, SAME))
 
 
-def test_the_urgent_regions_answer_to_pool_ops_outlives_its_own_clients_large_ops() -> None:
-    """A shared spell measured the urgent region on the pools' 16 KiB ops; the
-    urgent clients' 8 MiB ops after it are kept beside, not over, that figure."""
+def test_the_urgent_regions_answer_to_pool_ops_outlives_its_own_clients_ops() -> None:
+    """A shared spell measured the urgent region on the pools' ops; its own
+    clients' ops after it are kept beside, not over, that figure."""
     memory = DeviceMemory()
     memory.update(NORMAL, {k: v[0] for k, v in SAME[NORMAL].items()})
     memory.update(URGENT, {k: KindLatency(v[0].secs, v[0].service_secs, 1000, 1.0, KIB16)
                            for k, v in SAME[URGENT].items()})
-    memory.update(URGENT, {k: KindLatency(0.2, 0.1, 1000, 2.0, 8 * 2.0**20) for k in KINDS})
+    memory.update(URGENT, {k: KindLatency(0.2, 0.1, 1000, 2.0, KIB16, pool_ops=False)
+                           for k in KINDS})
     lat = memory.latency
     assert [f.at for f in lat[URGENT]["read"]] == [2.0, 1.0]  # newest first
     assert gain(Strategy.MOVE, 0.5, lat) == pytest.approx(gain(Strategy.MOVE, 0.5, SAME))
@@ -281,11 +290,14 @@ def test_a_large_region_is_read_a_slice_at_a_time() -> None:
     classes = ("hdd", "ssd")
     # per OSD: two latency counters, and the bytes of each kind it served
     calls = 4 * (MAX_OSDS_READ + 2)
-    got = reader.latency(0.0, hdd, [1, 3], classes)
+    got = reader.latency(0.0, hdd, [1, 3], classes, None)
     assert len(port.asked) == calls
     assert got[NORMAL]["read"][0].secs == pytest.approx(0.01)
-    reader.latency(30.0, hdd, [1, 3], classes)  # within the minute: nothing read
+    assert not got[URGENT]["read"][0].pool_ops  # its own clients': not shared
+    reader.latency(30.0, hdd, [1, 3], classes, None)  # within the minute: nothing read
     assert len(port.asked) == calls
-    reader.latency(60.0, hdd, [1, 3], classes)
-    second = {int(n) for n in port.asked[calls:] if int(n) % 2 == 0}
+    # shared since 50: samples over 100 s reach back before it: still not the pools' ops
+    assert not reader.latency(60.0, hdd, [1, 3], classes, 50.0)[URGENT]["read"][0].pool_ops
+    assert reader.latency(200.0, hdd, [1, 3], classes, 50.0)[URGENT]["read"][0].pool_ops
+    second = {int(n) for n in port.asked[calls:2 * calls] if int(n) % 2 == 0}
     assert second == set(hdd[MAX_OSDS_READ:2 * MAX_OSDS_READ])
