@@ -112,7 +112,7 @@ class WorkloadCase:
         c.wait_clean(600)
         # the devices as the module's prior compares them before a first
         # share (osd bench on each class), as an operator runs it once
-        c.ceph("sla", "advise", "--calibrate", timeout=600)
+        c.ceph("sla", "advise", "--calibrate", timeout=1200)
         # urgent clients while the normal pools are laid out (the mode pinned
         # isolated): the gain's prior then knows the urgent devices at this
         # case's speeds, as a cluster's own urgent clients would have shown them

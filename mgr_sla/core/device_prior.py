@@ -100,7 +100,8 @@ class OsdCounters:
         return 1.0 + ops / self.window_secs * (secs / ops)
 
 
-# region -> kind -> its figures, one per size band (a kind not yet measured is absent)
+# region -> kind -> its figures newest first: on the pools' ops, on the urgent clients'
+# (a kind not yet measured is absent)
 DeviceLatency = Mapping[str, Mapping[str, Sequence[KindLatency]]]
 
 
