@@ -139,7 +139,7 @@ def test_auto_copies_a_read_pool_moves_a_write_pool_and_follows_a_change_of_mix(
         devices = wait_for("both regions' write latency in plan", lambda: (
             d := cluster.json("sla", "plan", timeout=120)["devices"]).get("urgent", {}).get(
             "write") and d.get("normal", {}).get("write") and d, 90)
-        assert all(devices[r]["write"]["ops"] >= 100 for r in ("normal", "urgent")), devices
+        assert all(devices[r]["write"][0]["ops"] >= 100 for r in ("normal", "urgent")), devices
         # a bar above the write pool's measured gain by move, clear of its interval:
         # the next switch keeps it isolated for that measurement, and says so
         bar = _kept_for_its_measurement(cluster)

@@ -169,10 +169,13 @@ def test_urgent_load_isolates_and_quiet_shares_again(cluster: Cluster, sla: Obje
         last = cluster.json("sla", "history")[0]
         assert last["to"] == "isolated" and "high threshold" in last["reason"]
         assert last["pgs_moved"] is not None and last["pgs_moved"] > 0
-        # the urgent OSDs' write latency, read from their perf counters (the gain's prior)
-        writes = wait_for("the urgent region's write latency in plan", lambda: cluster.json(
-            "sla", "plan", timeout=120)["devices"].get("urgent", {}).get("write"), 90)
+        # the urgent OSDs' write latency, read from their perf counters (the gain's
+        # prior), newest first, with the bytes those writes carried
+        writes = wait_for("the urgent region's write latency in plan", lambda: (cluster.json(
+            "sla", "plan", timeout=120)["devices"].get("urgent", {}).get("write") or [None])[0],
+            90)
         assert writes["ops"] >= 100 and 0 < writes["ms"] < 10_000, writes
+        assert writes["kib_per_op"] > 0, writes
     finally:
         bench.stop()
     quiet = time.monotonic()
