@@ -13,7 +13,7 @@ import statistics
 import time
 from typing import Any, Callable, Optional
 
-from mgr_module import CommandResult, HandleCommandResult
+from mgr_module import HandleCommandResult
 
 from ..core.advise import AdviseError, AdviseInputs, Measured, advise
 from ..core.report import render_advice
@@ -24,18 +24,24 @@ from ..core.usage import UsageError, UsageHistory
 from ..crush_rules.rules import DEFAULT_SIZE
 from .commands_io import OutputFormat, refuse, reply
 from .device_latency import CALIBRATION_KEY
-from .mgr_port import MgrPort
+from .mgr_port import MgrPort, TimedResult
 from .state_store import StateStore
 
 USAGE_KEY = "usage"
 USAGE_SAVE_SECS = 300.0
-# osd bench with 4 KiB blocks, as mClock runs it at OSD start to measure
-# osd_mclock_max_capacity_iops, but 512 writes, not its 3,000: a mean over 512
-# is as good for a ratio of classes, and a slow or busy device (50 IOPS, each
-# write a few device I/Os with BlueStore's WAL) answers in a minute or two,
-# not in ten.
+# osd bench with 4 KiB blocks at random offsets of prewritten objects, as
+# mClock runs it at OSD start to measure osd_mclock_max_capacity_iops, but
+# smaller: 512 writes, not its 3,000, over 8 objects of 4 MiB, not 100 (the
+# OSD writes them all before it starts the clock: 400 MiB per OSD benched).
+# A mean over 512 overwrites is as good for a ratio of classes, and a slow or
+# busy device (50 IOPS, each write a few device I/Os with BlueStore's WAL)
+# answers in a minute, not in ten.
 BENCH = {"prefix": "bench", "count": 512 * 4096, "size": 4096, "object_size": 4194304,
-         "object_num": 100}
+         "object_num": 8}
+# An OSD whose bench has not answered by then counts as failed (a hung OSD
+# would hold the command, and the mgr's command thread, for ever): its class
+# takes the other OSD's figure, or else the mClock option, and says why.
+BENCH_ANSWER_SECS = 300.0
 BENCH_OSDS_PER_CLASS = 2
 # Ceph's defaults of osd_mclock_max_capacity_iops_{hdd,ssd}, if the mgr cannot read them
 MCLOCK_DEFAULTS = {"hdd": 315.0, "ssd": 21500.0}
@@ -183,20 +189,25 @@ class Advisor:
         up = {int(o["osd"]) for o in osd_map.get("osds", []) if o.get("up")}
         picked = {cls: sorted(o for o in regions.of_class(cls) if o in up)[:BENCH_OSDS_PER_CLASS]
                   for cls in (settings.normal_class, settings.urgent_class)}
-        results: dict[int, Any] = {}
+        results: dict[int, TimedResult] = {}
         for osds in picked.values():
             for osd in osds:
-                results[osd] = CommandResult("")
+                results[osd] = TimedResult()
                 self._mgr.send_command(results[osd], "osd", str(osd),
-                                  json.dumps({**BENCH, "format": "json"}), "")
+                                       json.dumps({**BENCH, "format": "json"}), "")
+        deadline = time.monotonic() + BENCH_ANSWER_SECS
         classes: dict[str, Any] = {}
         for cls, osds in picked.items():
             iops: list[float] = []
             measured: list[int] = []
             failed: list[str] = []
             for osd in osds:
+                reply = results[osd].wait(max(0.0, deadline - time.monotonic()))
                 try:
-                    iops.append(_bench_iops(osd, *results[osd].wait()))
+                    if reply is None:
+                        raise RuntimeError(f"osd.{osd} bench did not answer in "
+                                           f"{BENCH_ANSWER_SECS:g} s")
+                    iops.append(_bench_iops(osd, *reply))
                     measured.append(osd)
                 except (RuntimeError, ValueError, TypeError) as e:
                     # e.g. Tentacle's memstore refuses the bench's cache flush:

@@ -305,13 +305,13 @@ class FactReader:
     def sharing_now(self, now: float, state: ModuleState, maps: MapSnapshot,
                     summary: Mapping[str, Any] | None, admission: Admission | None
                     ) -> SharingNow:
-        counted = counted_this_period(state.history)
-        sharing: dict[int, frozenset[int] | None] = {}
-        for pid, pool in (admission.pools.items() if admission else ()):
-            if pid not in state.roles or not (pool.sharing or pid in counted
-                                              or pool.placement is not Placement.ISOLATED):
+        counted, sharing = counted_this_period(state.history), {}
+        in_period = current_period(state.history) is not None  # isolated: none to send back
+        for pid, pool in (admission.pools.items() if admission and in_period else ()):
+            between = pool.placement is not Placement.ISOLATED
+            if pid not in state.roles or not (pool.sharing or pid in counted or between):
                 continue
-            placed = pool.live if pool.placement is not Placement.ISOLATED else None
+            placed = pool.live if between else None
             sharing[pid] = frozenset(placed) if placed else None
         by_pool = (summary or {}).get("by_pool") or {}
         managed = frozenset(state.roles)

@@ -5,6 +5,7 @@ stand-in implements the calls its collaborator makes.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Protocol
 
 
@@ -58,3 +59,19 @@ class MgrPort(Protocol):
     def get_osd_perf_counters(self, query_id: int) -> dict[str, Any] | None: ...
 
     def remove_osd_perf_query(self, query_id: int) -> Any: ...
+
+
+class TimedResult:
+    """A send_command completion that can be waited for with a timeout
+    (mgr_module.CommandResult waits for ever: a down OSD never answers)."""
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self.reply: tuple[int, str, str] = (-110, "", "no reply")
+
+    def complete(self, r: int, outb: str, outs: str) -> None:
+        self.reply = (r, outb, outs)
+        self._done.set()
+
+    def wait(self, timeout: float) -> tuple[int, str, str] | None:
+        return self.reply if self._done.wait(timeout) else None

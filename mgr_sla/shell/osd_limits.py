@@ -19,28 +19,12 @@ import time
 from collections.abc import Iterable
 
 from ..core.pg_slots import PgLimit
-from .mgr_port import MgrPort
+from .mgr_port import MgrPort, TimedResult
 
 READ_SECS = 30.0
 SEND_BATCH = 64  # OSDs asked at once (2,000 urgent OSDs: 4,000 commands in all)
 ANSWER_SECS = 10.0  # an OSD that does not answer this fast is asked again next time
 KEYS = ("mon_max_pg_per_osd", "osd_max_pg_per_osd_hard_ratio")
-
-
-class TimedResult:
-    """A send_command completion that can be waited for with a timeout
-    (mgr_module.CommandResult waits for ever: a down OSD never answers)."""
-
-    def __init__(self) -> None:
-        self._done = threading.Event()
-        self.reply: tuple[int, str, str] = (-110, "", "no reply")
-
-    def complete(self, r: int, outb: str, outs: str) -> None:
-        self.reply = (r, outb, outs)
-        self._done.set()
-
-    def wait(self, timeout: float) -> tuple[int, str, str] | None:
-        return self.reply if self._done.wait(timeout) else None
 
 
 def parse_value(key: str, out: str) -> float | None:

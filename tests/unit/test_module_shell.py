@@ -464,8 +464,8 @@ def test_a_class_whose_osd_bench_fails_falls_back_and_says_why(cluster: FakeClus
 
     def refuse_hdd(result: Any, svc_type: str, svc_id: str, command: str, tag: str) -> None:
         if int(svc_id) % 2 == 0:
-            result.result = (0, "", "Error flushing objectstore cache: (1) Operation not "
-                                    "permitted")
+            result.complete(0, "", "Error flushing objectstore cache: (1) Operation not "
+                                   "permitted")
             return
         real(result, svc_type, svc_id, command, tag)
 
@@ -483,7 +483,7 @@ def test_the_basis_names_the_osds_whose_bench_was_measured(cluster: FakeCluster)
 
     def refuse_osd0(result: Any, svc_type: str, svc_id: str, command: str, tag: str) -> None:
         if svc_id == "0":
-            result.result = (-1, "", "Operation not permitted")
+            result.complete(-1, "", "Operation not permitted")
             return
         real(result, svc_type, svc_id, command, tag)
 
@@ -491,6 +491,33 @@ def test_the_basis_names_the_osds_whose_bench_was_measured(cluster: FakeCluster)
     assert m.cmd_advise(calibrate=True).retval == 0
     advice = json.loads(m.cmd_advise(format=_fmt("json")).stdout)
     assert "osd bench 4 KiB on osd.2, median" in advice["normal_client_capacity_basis"]
+
+
+def test_an_osd_bench_that_never_answers_counts_as_failed_by_the_deadline(
+        cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hung OSD never completes its bench: the calibration stops waiting at
+    the deadline and its class takes the other OSD's figure; a class none of
+    whose OSDs answered falls back to the mClock option, naming the silence."""
+    import time
+
+    from mgr_sla.shell import advice_commands
+    monkeypatch.setattr(advice_commands, "BENCH_ANSWER_SECS", 0.5)
+    m = managed(cluster, {})
+    real = cluster.send_command
+
+    def hang(result: Any, svc_type: str, svc_id: str, command: str, tag: str) -> None:
+        if svc_id in ("0", "1", "3"):  # osd.0 (hdd), osd.1 and osd.3: all the ssd benched
+            return
+        real(result, svc_type, svc_id, command, tag)
+
+    m.send_command = hang
+    started = time.monotonic()
+    assert m.cmd_advise(calibrate=True).retval == 0
+    assert time.monotonic() - started < 5
+    advice = json.loads(m.cmd_advise(format=_fmt("json")).stdout)
+    assert "osd bench 4 KiB on osd.2, median" in advice["normal_client_capacity_basis"]
+    assert "osd bench failed (osd.1 bench did not answer in 0.5 s)" in advice[
+        "urgent_client_capacity_basis"], advice["urgent_client_capacity_basis"]
 
 
 def test_a_pool_that_would_not_gain_stays_isolated_unless_shared_mode_is_pinned(
@@ -715,6 +742,31 @@ def test_a_pool_whose_sharing_would_pass_the_pg_limit_stays_isolated(
     m._admission.facts.limits.wait(5)
     ticks(m, 3)
     assert cluster.rule_of(2) == "sla_shared" and "SLA_PG_LIMIT" not in m.health
+
+
+def test_a_pool_taken_over_in_isolated_mode_is_not_sent_back(cluster: FakeCluster) -> None:
+    """Isolated, an urgent OSD at its limit and a pool `pool set` takes over
+    from its own rule (between placements, its PGs on every class): the pool
+    goes to its isolated rule, and nothing is sent back, logged or kept for
+    the next shared period (it was not the module's sharing)."""
+    m = managed(cluster, {})
+    from mgr_sla.shell.commands_io import ModeArg
+    assert m.cmd_mode(ModeArg.ISOLATED).retval == 0
+    m.get_ceph_option = {"target_max_misplaced_ratio": 0.05, "mon_max_pg_per_osd": 250}.get
+    cluster.osd_config = {o: {"mon_max_pg_per_osd": 6, "osd_max_pg_per_osd_hard_ratio": 1}
+                          for o in (1, 3, 5, 7)}
+    cluster.osd_pgs = {1: 9}
+    ticks(m, 2)
+    cluster.add_pool(3, "fresh", "replicated_rule")
+    assert m.cmd_pool_set("fresh", role=_role("normal"),
+                          strategy=_strategy("move")).retval == 0
+    ticks(m, 3)
+    assert cluster.rule_of(3) == "sla_isolated_normal"
+    assert m._store.state().sent_back == {}
+    status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
+    fresh = next(p for p in status["pools"] if p["name"] == "fresh")
+    assert "it creates no more PGs" not in (fresh["kept_isolated"] or ""), fresh
+    assert "SLA_SHARING_FAULT" not in m.health
 
 
 def test_osds_withholding_pgs_isolate_every_shared_pool_at_once(cluster: FakeCluster) -> None:

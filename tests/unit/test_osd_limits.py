@@ -6,7 +6,8 @@ import logging
 from typing import Any
 
 from mgr_sla.core.pg_slots import PgLimit
-from mgr_sla.shell.osd_limits import OsdLimits, TimedResult, parse_value
+from mgr_sla.shell.mgr_port import TimedResult
+from mgr_sla.shell.osd_limits import OsdLimits, parse_value
 
 
 class Port:
