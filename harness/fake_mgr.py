@@ -159,12 +159,18 @@ class FakeCluster:
         self.min_compat_client = "luminous"
         # the mon's floor when the mgr's copy of the map lags it (None: the same)
         self.mon_min_compat_client: str | None = None
+        # the osd_map's erasure-code profiles (every value a string, as dumped)
+        self.ec_profiles: dict[str, dict[str, str]] = {
+            "ec21": {"k": "2", "m": "1", "plugin": "jerasure",
+                     "crush-failure-domain": "host", "crush-device-class": "hdd"}}
 
     def add_pool(self, pool_id: int, name: str, rule: str, pgs: int = 16,
-                 erasure: bool = False) -> None:
+                 erasure: bool = False, ec_profile: str = "ec21") -> None:
         self.pools[pool_id] = {"pool": pool_id, "pool_name": name, "type": 3 if erasure else 1,
                                "crush_rule": self.rules[rule], "size": 3, "min_size": 2,
                                "pg_num": pgs}
+        if erasure:
+            self.pools[pool_id]["erasure_code_profile"] = ec_profile
         self.weight_sets.add(pool_id)
         for seed in range(pgs):
             hosts = [(seed + i) % 4 for i in range(3)]
@@ -241,6 +247,7 @@ class FakeCluster:
                 "epoch": self.epoch, "crush_version": 3,
                 "require_min_compat_client": self.min_compat_client,
                 "pools": list(self.pools.values()),
+                "erasure_code_profiles": self.ec_profiles,
                 "osds": [{"osd": o, "up": 1, "in": 1, "weight": 1.0} for o in range(8)],
                 "pg_upmap_items": [
                     {"pgid": pg, "mappings": [{"from": a, "to": b} for a, b in pairs]}

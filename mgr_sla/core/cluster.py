@@ -36,6 +36,7 @@ class PoolInfo:
     quota_max_bytes: int = 0  # 0: no quota
     pg_autoscale_mode: str = ""  # 'on', 'warn', 'off'; '' when the dump has none
     flags: frozenset[str] = frozenset()  # `flags_names`: nosizechange, nodelete, ...
+    ec_profile: str = ""  # an erasure-coded pool's profile (`erasure_code_profile`)
 
     @property
     def merging(self) -> bool:
@@ -81,6 +82,7 @@ def pool_info(p: Mapping[str, Any]) -> PoolInfo:
         quota_max_bytes=_int(p, "quota_max_bytes", 0),
         pg_autoscale_mode=str(p.get("pg_autoscale_mode") or ""),
         flags=frozenset(f for f in str(p.get("flags_names") or "").split(",") if f),
+        ec_profile=str(p.get("erasure_code_profile") or ""),
     )
 
 

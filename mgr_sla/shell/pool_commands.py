@@ -14,6 +14,7 @@ from mgr_module import HandleCommandResult
 
 from ..core.cluster import ClusterView, PoolInfo, pg_bytes_by_seed, pool_refusal
 from ..core.decision import Mode
+from ..core.ec_profile import EcScope, ec_profile, ec_refusal
 from ..core.models.registry import MODELS, auto_role, model_of, role_needs, target
 from ..core.settings import Settings
 from ..core.state import RULE_ISOLATED_NORMAL, PoolRole, Role, Strategy, UrgentPlacement
@@ -113,10 +114,20 @@ class PoolCommands:
             return "--placement applies to urgent pools only"
         if strategy is not None and role is not Role.NORMAL:
             return "--strategy applies to normal pools only"
+        if info.erasure and role is Role.NORMAL:
+            return self._ec_refusal(info)
         refusal = MODELS[strategy].refusal(info) if strategy is not None else None
         refusal = refusal or pool_refusal(info, self._get("osd_map_crush"),
                                           self._settings().failure_domain)
         return refusal or self._compat_refusal()
+
+    def _ec_refusal(self, info: PoolInfo) -> str:
+        settings = self._settings()
+        regions = self._maps.current(0.0, settings.region_spec()).regions
+        scope = EcScope(settings.failure_domain, settings.normal_class, settings.urgent_class,
+                        regions.domains_of(settings.normal_class),
+                        regions.domains_of(settings.urgent_class))
+        return ec_refusal(info, ec_profile(self._get("osd_map"), info.ec_profile), scope)
 
     def _compat_refusal(self) -> str | None:
         """The client floor as the mon has it: the mgr's copy of the map may not

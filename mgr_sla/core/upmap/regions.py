@@ -107,7 +107,11 @@ class Regions:
     @functools.cached_property
     def urgent_domains(self) -> int:
         """The failure domains holding urgent OSDs that are in."""
-        return len({self.osds[o].domain for o in self.in_of_class(self.urgent_class)})
+        return self.domains_of(self.urgent_class)
+
+    def domains_of(self, cls: str) -> int:
+        """The failure domains holding OSDs of `cls` that are in."""
+        return len({self.osds[o].domain for o in self.in_of_class(cls)})
 
     @functools.cached_property
     def fingerprint(self) -> int:

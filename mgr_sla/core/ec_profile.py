@@ -1,0 +1,97 @@
+"""An erasure-coded pool's profile as the osd_map has it, and whether the
+cluster could share the pool by moving shards. Pure.
+
+Sharing an EC pool moves up to m of each PG's k+m shards onto urgent OSDs in
+place (crush_rules/ec_rules.py, core/upmap/ec_plan.py): the k left on the
+normal region must read every object with all urgent OSDs gone. That holds
+for MDS codes only, where any k shards decode (jerasure, isa, clay); lrc adds
+local parity shards (more than k+m per PG) and shec decodes from some k-sets
+only, so both are refused by name.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..crush_rules.ec_rules import ec_profile_fit
+from .cluster import PoolInfo
+
+MDS_PLUGINS = ("jerasure", "isa", "clay")
+
+
+@dataclass(frozen=True)
+class EcProfile:
+    """One `erasure_code_profiles` entry of the osd_map dump (all strings there)."""
+
+    name: str
+    k: int
+    m: int
+    plugin: str
+    failure_domain: str  # crush-failure-domain (Ceph's default: host)
+    device_class: str  # crush-device-class ('' for every class)
+
+
+def ec_profile(osd_map: Mapping[str, Any], name: str) -> EcProfile | None:
+    """The profile `name` of the osd_map dump, None when the map has none of that name."""
+    raw = (osd_map.get("erasure_code_profiles") or {}).get(name)
+    if not isinstance(raw, Mapping):
+        return None
+
+    def number(key: str) -> int:
+        try:
+            return int(str(raw.get(key, "0")))
+        except ValueError:
+            return 0
+    return EcProfile(name, number("k"), number("m"), str(raw.get("plugin") or "jerasure"),
+                     str(raw.get("crush-failure-domain") or "host"),
+                     str(raw.get("crush-device-class") or ""))
+
+
+@dataclass(frozen=True)
+class EcScope:
+    """What the module's regions say of the cluster, for an EC pool's fit."""
+
+    failure_domain: str
+    normal_class: str
+    urgent_class: str
+    normal_domains: int  # failure domains holding normal-class OSDs that are in
+    urgent_domains: int
+
+
+def ec_misfit(info: PoolInfo, profile: EcProfile | None, scope: EcScope) -> str | None:
+    """Why sharing the EC pool by moving shards cannot work on this cluster, or
+    None when its profile fits (k+m failure domains hold the normal class, one
+    at least the urgent class; an MDS code; the regions' failure domain and
+    normal class)."""
+    if profile is None:
+        return (f"pool '{info.name}' is erasure-coded, and its profile '{info.ec_profile}' "
+                "is not in the osd_map")
+    where = (f"pool '{info.name}' (erasure-coded, profile {profile.name}: k={profile.k} "
+             f"m={profile.m}, {profile.plugin})")
+    if profile.plugin not in MDS_PLUGINS:
+        return (f"{where}: plugin {profile.plugin} does not read every object from any k "
+                f"shards; the shards moved need {', '.join(MDS_PLUGINS)}")
+    if profile.failure_domain != scope.failure_domain:
+        return (f"{where}: its shards are placed by {profile.failure_domain}; the regions use "
+                f"{scope.failure_domain} (mgr/sla/failure_domain)")
+    if profile.device_class not in ("", scope.normal_class):
+        return (f"{where}: its shards are on class {profile.device_class}; the normal region "
+                f"is {scope.normal_class}")
+    fit = ec_profile_fit(profile.k, profile.m, scope.normal_domains, scope.urgent_domains,
+                         scope.failure_domain, scope.normal_class, scope.urgent_class)
+    return f"{where}: {fit}" if fit else None
+
+
+def ec_refusal(info: PoolInfo, profile: EcProfile | None, scope: EcScope) -> str:
+    """Why `pool set` does not take the EC pool: what does not fit, or, when
+    its profile fits, that sla places replicated normal pools only."""
+    misfit = ec_misfit(info, profile, scope)
+    if misfit is not None:
+        return misfit
+    assert profile is not None
+    return (f"pool '{info.name}' (erasure-coded, profile {profile.name}: k={profile.k} "
+            f"m={profile.m}) fits this cluster ({scope.normal_domains} "
+            f"{scope.failure_domain}s hold {scope.normal_class}, {scope.urgent_domains} hold "
+            f"{scope.urgent_class}), but sla places replicated normal pools only: keep it "
+            "out of sla")
