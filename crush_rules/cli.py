@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import rules as R
+from .ec_generate import parse_ec_pool
 from .errors import CrushError
 from .generate import GenerateOptions, check_release, generate, read_map, verify_map
 from .live import install, plan_switch, verify_live
@@ -31,6 +32,10 @@ def _generation_flags(parser: argparse.ArgumentParser) -> None:
                         help="normal pools: get the flat sla_shared weight set")
     parser.add_argument("--urgent-pool-id", type=int, nargs="+", action="extend", default=[],
                         help="urgent pools: get the flat sla_hybrid weight set")
+    parser.add_argument("--ec-pool", action="append", default=[], metavar="ID:RULE:K+M",
+                        help="an erasure-coded normal pool (its id, its own erasure rule, "
+                             "its shards per PG): gets sla_ec_RULE and the flat weight set, "
+                             "proved to move no shard; repeatable")
     parser.add_argument("--release", default=R.DEFAULT_RELEASE,
                         help=f"text syntax: {', '.join(R.RELEASES)}")
     parser.add_argument("--root", default=R.DEFAULT_SCOPE.root)
@@ -59,6 +64,7 @@ def _options(args: argparse.Namespace) -> GenerateOptions:
         root=args.root,
         pg_num=getattr(args, "pg_num", 256),
         copy_sizes=tuple(args.copy_size) or (args.size,),
+        ec_pools=tuple(parse_ec_pool(text) for text in getattr(args, "ec_pool", [])),
     )
 
 

@@ -25,9 +25,11 @@ from .crushtext import (
     replace_owned,
     with_exact_weights,
 )
+from .ec_generate import EcPool, ec_failures, ec_rule_blocks, ec_shared_rules
+from .ec_rules import EcSharedRule
 from .errors import CrushError
 from .reports import VerifyReport
-from .safety import REPORT, check_output
+from .safety import REPORT, check_output, positional_notes
 from .tools import Tools
 from .topology import analyse
 from .verify_plan import VerifyPlan, live_plan, synthetic_osdmap, synthetic_plan
@@ -40,8 +42,6 @@ from .weightsets import (
     ensure_flat,
     hybrid_choose_args,
     positional_failures,
-    positional_pools,
-    positional_warning,
     shaped_like_ours,
     shared_choose_args,
 )
@@ -62,6 +62,8 @@ class GenerateOptions:
     pg_num: int = 256  # PGs of the synthetic pool the offline verification maps
     # base sizes N of the copy rules sla_copy_N written and verified (R8); 1..9
     copy_sizes: tuple[int, ...] = (R.DEFAULT_SIZE,)
+    # erasure-coded normal pools: sla_ec_<own rule> and a flat weight set each
+    ec_pools: tuple[EcPool, ...] = ()
 
     def scope(self) -> R.RuleScope:
         return R.RuleScope(self.root, self.failure_domain, self.normal_class, self.urgent_class)
@@ -174,6 +176,9 @@ def _rule_ids(crush: CrushMap, copy_names: Sequence[str] = ()) -> dict[str, int]
 
 
 def _check_pool_ids(crush: CrushMap, options: GenerateOptions) -> None:
+    ec = [p.pool_id for p in options.ec_pools]
+    if set(ec) & set(options.pool_ids + options.urgent_pool_ids) or len(set(ec)) < len(ec):
+        raise CrushError("an --ec-pool is given twice or also as a replicated pool; give it once")
     given = list(options.pool_ids) + list(options.urgent_pool_ids)
     twice = sorted({p for p in given if given.count(p) > 1}
                    - (set(options.pool_ids) & set(options.urgent_pool_ids)))
@@ -201,6 +206,7 @@ def _assemble(
     *,
     with_sizes: bool,
     copy_names: Sequence[str] = (),
+    ec: Mapping[str, EcSharedRule] | None = None,
 ) -> str:
     ours = {
         name: render_rule(
@@ -208,6 +214,7 @@ def _assemble(
         )
         for name in tuple(R.RULE_NAMES) + tuple(copy_names)
     }
+    ours.update(ec_rule_blocks(ec or {}, rule_ids, with_sizes=with_sizes))
     if not with_sizes:
         blocks = [_without_sizes(b) if b.kind == "rule" else b for b in blocks]
     for pool, args in choose_args.items():
@@ -272,13 +279,6 @@ def verify_map(
 # -- entry point -------------------------------------------------------------------
 
 
-def _pool_names(tools: Tools, osdmap: bytes | None) -> dict[int, str]:
-    if osdmap is None:
-        return {}
-    pools = tools.osdmap_dump(osdmap).get("pools", [])
-    return {int(p["pool"]): str(p.get("pool_name", "")) for p in pools}
-
-
 def generate(
     tools: Tools,
     input_map: bytes,
@@ -301,29 +301,29 @@ def generate(
     topo = analyse(crush, options.scope(), options.size)
     copy_names = options.copy_rule_names()
     _check_pool_ids(crush, options)
+    ec = ec_shared_rules(crush, topo.scope, options.ec_pools)
     blocks = with_exact_weights(parse_blocks(tools.decompile(input_map)), crush)
-    rule_ids = _rule_ids(crush, copy_names)
+    rule_ids = _rule_ids(crush, (*copy_names, *ec))
     base = parse_blocks(_assemble(blocks, rule_ids, topo.scope, {}, with_sizes=True,
                                   copy_names=copy_names))
-    shared = shared_choose_args(crush, topo)
-    hybrid = hybrid_choose_args(crush, topo)
-    choose_args = {pool: shared for pool in options.pool_ids}
-    choose_args.update({pool: hybrid for pool in options.urgent_pool_ids})
-    upgraded, notes = _positional_notes(tools, crush, choose_args, live_osdmap)
-    binary = _compile_with_rules(tools, blocks, rule_ids, topo.scope, choose_args, copy_names)
-    warnings = check_output(tools, before, binary, choose_args, copy_names)
+    shared, hybrid = shared_choose_args(crush, topo), hybrid_choose_args(crush, topo)
+    choose_args = _weight_sets(options, shared, hybrid)
+    upgraded, notes = positional_notes(tools, crush, choose_args, live_osdmap)
+    binary = _compile_with_rules(tools, blocks, rule_ids, topo.scope, choose_args, copy_names, ec)
+    warnings = check_output(tools, before, binary, choose_args, (*copy_names, *ec))
     generated_at = time.monotonic()
     plan = _generation_plan(tools, crush, options, live_osdmap, shared, hybrid)
     report = verify_rules(tools, base, crush, topo, plan, copy_sizes=options.copy_sizes)
     report = VerifyReport(
-        report.rules, report.pair, report.target_urgent_share, report.failures,
+        report.rules, report.pair, report.target_urgent_share, report.failures + tuple(
+            ec_failures(tools, tools.decompile(binary), options.ec_pools, ec, shared)),
         report.warnings + tuple(notes) + tuple(warnings),
         {"weight_set_positions": MAX_POSITIONS, "upgraded_pools": list(upgraded)},
         report.copy_rules,
     )
     verified_at = time.monotonic()
     text = _assemble(blocks, rule_ids, topo.scope, choose_args,
-                     with_sizes=R.sizes_in_text(options.release), copy_names=copy_names)
+                     with_sizes=R.sizes_in_text(options.release), copy_names=copy_names, ec=ec)
     return Generated(binary=binary, text=text, rule_ids=rule_ids, report=report,
                      changed=binary != input_map,
                      seconds={"generate": round(generated_at - started, 3),
@@ -331,27 +331,14 @@ def generate(
                      upgraded_pools=upgraded)
 
 
-def _positional_notes(
-    tools: Tools,
-    crush: CrushMap,
-    choose_args: Mapping[int, tuple[ChooseArg, ...]],
-    live_osdmap: bytes | None,
-) -> tuple[tuple[int, ...], list[str]]:
-    """(the pools given whose positional weight set the flat one replaces, a note on
-    each of them and a warning on each positional set of a pool not given)."""
-    positional = positional_pools(crush.choose_args)
-    upgraded = tuple(p for p in positional if p in choose_args)
-    notes = [
-        f"pool {p}: its weight set had {positional[p]} positions (an older sla-crush); "
-        f"replaced by the flat one, so its PGs under {R.SHARED}/{R.HYBRID} move back to the "
-        f"{R.ISOLATED_NORMAL} placement"
-        for p in upgraded
-    ]
-    foreign = {p: n for p, n in positional.items() if p not in choose_args}
-    if foreign:
-        names = _pool_names(tools, live_osdmap)
-        notes += [positional_warning(p, n, names.get(p)) for p, n in foreign.items()]
-    return upgraded, notes
+def _weight_sets(options: GenerateOptions, shared: tuple[ChooseArg, ...],
+                 hybrid: tuple[ChooseArg, ...]) -> dict[int, tuple[ChooseArg, ...]]:
+    """Each pool given, its flat weight set: normal and EC pools sla_shared's,
+    urgent ones sla_hybrid's."""
+    choose_args = {pool: shared for pool in options.pool_ids}
+    choose_args.update({pool: hybrid for pool in options.urgent_pool_ids})
+    choose_args.update({pool.pool_id: shared for pool in options.ec_pools})
+    return choose_args
 
 
 def _compile_with_rules(
@@ -361,11 +348,12 @@ def _compile_with_rules(
     scope: R.RuleScope,
     choose_args: Mapping[int, tuple[ChooseArg, ...]],
     copy_names: Sequence[str],
+    ec: Mapping[str, EcSharedRule],
 ) -> bytes:
     """The compiled map with our rules and weight sets; any failure is a bug of ours."""
     try:
         return tools.compile(_assemble(blocks, rule_ids, scope, choose_args,
-                                       with_sizes=True, copy_names=copy_names))
+                                       with_sizes=True, copy_names=copy_names, ec=ec))
     except CrushError as exc:
         raise CrushError(f"internal error: the map with the sla rules does not compile ({exc}); "
                          + REPORT) from exc

@@ -130,11 +130,12 @@ def install(cli: Cluster, tools: Tools, options: GenerateOptions,
     if generated.binary == snap.crush:
         return InstallResult(False, dict(generated.rule_ids), generated.report, snap.crush_version)
     # The last guard before the monitors see it: no weight set of ours with positions.
+    ec = tuple(pool.pool_id for pool in options.ec_pools)
     check_flat(crushmap_from_dump(tools.dump(generated.binary)),
-               dict.fromkeys(options.pool_ids + options.urgent_pool_ids))
+               dict.fromkeys(options.pool_ids + options.urgent_pool_ids + ec))
     allowed = set(generated.upgraded_pools)
     if repair:
-        allowed |= set(options.pool_ids) | set(options.urgent_pool_ids)
+        allowed |= set(options.pool_ids) | set(options.urgent_pool_ids) | set(ec)
     remapped = _check_pools_unmoved(tools, snap, generated.binary, allowed)
     cli.set_crushmap(generated.binary, snap.crush_version)
     return InstallResult(True, dict(generated.rule_ids), generated.report, snap.crush_version,

@@ -17,7 +17,7 @@ from .crushmap import ChooseArg, CrushMap, crushmap_from_dump
 from .errors import CrushError
 from .fixedpoint import nearest_text_weight
 from .tools import Tools
-from .weightsets import ensure_flat
+from .weightsets import ensure_flat, positional_pools, positional_warning
 
 
 def _strip(dump: Mapping[str, Any], owned_rules: set[str], owned_args: set[int]) -> dict[str, Any]:
@@ -167,3 +167,33 @@ def check_output(
     check_unchanged(before, after, set(choose_args), owned_rules)
     check_flat(crushmap_from_dump(after), choose_args)
     return grid_notes(choose_args) + round_trip(tools, binary)
+
+
+def _pool_names(tools: Tools, osdmap: bytes | None) -> dict[int, str]:
+    if osdmap is None:
+        return {}
+    pools = tools.osdmap_dump(osdmap).get("pools", [])
+    return {int(p["pool"]): str(p.get("pool_name", "")) for p in pools}
+
+
+def positional_notes(
+    tools: Tools,
+    crush: CrushMap,
+    choose_args: Mapping[int, tuple[ChooseArg, ...]],
+    live_osdmap: bytes | None,
+) -> tuple[tuple[int, ...], list[str]]:
+    """(the pools given whose positional weight set the flat one replaces, a note on
+    each of them and a warning on each positional set of a pool not given)."""
+    positional = positional_pools(crush.choose_args)
+    upgraded = tuple(p for p in positional if p in choose_args)
+    notes = [
+        f"pool {p}: its weight set had {positional[p]} positions (an older sla-crush); "
+        f"replaced by the flat one, so its PGs under {R.SHARED}/{R.HYBRID} move back to the "
+        f"{R.ISOLATED_NORMAL} placement"
+        for p in upgraded
+    ]
+    foreign = {p: n for p, n in positional.items() if p not in choose_args}
+    if foreign:
+        names = _pool_names(tools, live_osdmap)
+        notes += [positional_warning(p, n, names.get(p)) for p, n in foreign.items()]
+    return upgraded, notes

@@ -109,6 +109,19 @@ class Tools:
             raise CrushError("crushtool --dump printed no JSON") from exc
         return parsed
 
+    def rule_mappings(self, binary: bytes, rule: int, num_rep: int, seeds: int,
+                      pool: int) -> list[str]:
+        """Each placement seed's OSDs under `rule` (crushtool --test, x hashed with
+        the pool id as the pool's PGs are; the compat weight set drawn with)."""
+        with tempfile.TemporaryDirectory(prefix="sla-crush-") as tmp:
+            src = Path(tmp, "map.bin")
+            src.write_bytes(binary)
+            out = _run([self.crushtool, "-i", str(src), "--test", "--rule", str(rule),
+                        "--num-rep", str(num_rep), "--min-x", "0", "--max-x", str(seeds - 1),
+                        "--pool-id", str(pool), "--show-mappings"], "crushtool --test")
+        # "CRUSH rule 9 x 0 [1,4,2147483647]": the rule id differs, the rest must not
+        return [line.split(" x ", 1)[1] for line in out.splitlines() if " x " in line]
+
     # -- osdmaptool --------------------------------------------------------
 
     def simple_osdmap(self, max_osd: int, min_pgs: int, size: int) -> bytes:

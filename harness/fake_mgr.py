@@ -170,7 +170,9 @@ class FakeCluster:
                                "crush_rule": self.rules[rule], "size": 3, "min_size": 2,
                                "pg_num": pgs}
         if erasure:
-            self.pools[pool_id]["erasure_code_profile"] = ec_profile
+            profile = self.ec_profiles[ec_profile]
+            self.pools[pool_id].update(erasure_code_profile=ec_profile,
+                                       size=int(profile["k"]) + int(profile["m"]))
         self.weight_sets.add(pool_id)
         for seed in range(pgs):
             hosts = [(seed + i) % 4 for i in range(3)]

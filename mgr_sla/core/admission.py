@@ -51,7 +51,7 @@ from .gain import (
     quiet_periods,
     usual_quiet_secs,
 )
-from .models.registry import AUTO_ORDER, MODELS, target, with_strategy
+from .models.registry import AUTO_ORDER, MODELS, strategies_for, target, with_strategy
 from .pg_slots import SlotCheck
 from .state import PoolRole, PoolTarget, Strategy, SwitchRecord
 from .strategy_choice import StrategyChoice, choose_strategy
@@ -235,7 +235,8 @@ def _verdicts(pool: NormalPool, costs: Mapping[str, SwitchCost],
                 for kind in (AUTO_ORDER if pool.role.auto else (pool.role.strategy,))]
     verdicts += [StrategyVerdict(kind.value, costs[kind.value], gains[kind.value],
                                  "not this pool's strategy (--strategy)")
-                 for kind in Strategy if all(v.strategy != kind.value for v in verdicts)]
+                 for kind in strategies_for(pool.isolated_info)
+                 if all(v.strategy != kind.value for v in verdicts)]
     return tuple(verdicts)
 
 
@@ -248,7 +249,9 @@ def _mix(pool: NormalPool) -> tuple[float, str, bool]:
 def _costs(pool: NormalPool, facts: AdmissionFacts) -> dict[str, SwitchCost]:
     r = _mix(pool)[0]
     inputs = pool.cost_inputs()
-    return {kind.value: MODELS[kind].cost(inputs, facts.capacity, r) for kind in Strategy}
+    kinds = (*strategies_for(pool.isolated_info), pool.role.strategy)
+    return {kind.value: MODELS[kind].cost(inputs, facts.capacity, r)
+            for kind in Strategy if kind in kinds}
 
 
 def _gains(pool: NormalPool, costs: Mapping[str, SwitchCost], facts: AdmissionFacts

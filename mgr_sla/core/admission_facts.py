@@ -72,7 +72,8 @@ class NormalPool:
         info = self.isolated_info
         return PoolCostInputs(self.pool_id, self.name, self.role.strategy, info.size,
                               self.stored_bytes, info.pg_num, self.urgent_share,
-                              self.read_fraction, self.placement is not Placement.ISOLATED)
+                              self.read_fraction, self.placement is not Placement.ISOLATED,
+                              info.ec_k)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,8 @@ class PoolInfo:
     pg_autoscale_mode: str = ""  # 'on', 'warn', 'off'; '' when the dump has none
     flags: frozenset[str] = frozenset()  # `flags_names`: nosizechange, nodelete, ...
     ec_profile: str = ""  # an erasure-coded pool's profile (`erasure_code_profile`)
+    ec_k: int = 0  # its data shards per PG, by the profile (0: replicated, or not known)
+    ec_m: int = 0  # its coding shards per PG
 
     @property
     def merging(self) -> bool:
@@ -61,7 +63,7 @@ def _int(entry: Mapping[str, Any], key: str, default: int) -> int:
         return default
 
 
-def pool_info(p: Mapping[str, Any]) -> PoolInfo:
+def pool_info(p: Mapping[str, Any], ec_profiles: Mapping[str, Any] | None = None) -> PoolInfo:
     """A PoolInfo from one `pools` entry of the osd_map dump. Pacific through
     Tentacle dump every field used here (`pg_pool_t::dump`: `min_size`,
     `pg_num`, `pg_placement_num`, `pg_placement_num_target`, `pg_num_target`,
@@ -70,6 +72,7 @@ def pool_info(p: Mapping[str, Any]) -> PoolInfo:
     pg_num = _int(p, "pg_num", 0)
     pgp_num = _int(p, "pg_placement_num", _int(p, "pgp_num", pg_num))
     size = int(p["size"])
+    profile = (ec_profiles or {}).get(str(p.get("erasure_code_profile") or "")) or {}
     return PoolInfo(
         int(p["pool"]), str(p["pool_name"]), int(p["crush_rule"]), size,
         int(p.get("type", 1)) == 3,
@@ -83,6 +86,8 @@ def pool_info(p: Mapping[str, Any]) -> PoolInfo:
         pg_autoscale_mode=str(p.get("pg_autoscale_mode") or ""),
         flags=frozenset(f for f in str(p.get("flags_names") or "").split(",") if f),
         ec_profile=str(p.get("erasure_code_profile") or ""),
+        ec_k=_int(profile, "k", 0) if isinstance(profile, Mapping) else 0,
+        ec_m=_int(profile, "m", 0) if isinstance(profile, Mapping) else 0,
     )
 
 
@@ -130,7 +135,8 @@ class ClusterView:
 
 
 def cluster_view(osd_map: Mapping[str, Any], crush: Mapping[str, Any]) -> ClusterView:
-    pools = {int(p["pool"]): pool_info(p) for p in osd_map.get("pools", [])}
+    profiles = osd_map.get("erasure_code_profiles")
+    pools = {int(p["pool"]): pool_info(p, profiles) for p in osd_map.get("pools", [])}
     rules = {str(r["rule_name"]): int(r["rule_id"]) for r in crush.get("rules", [])}
     classes = {int(d["id"]): str(d.get("class", "")) for d in crush.get("devices", [])}
     down_in = tuple(sorted(int(o["osd"]) for o in osd_map.get("osds", [])

@@ -233,7 +233,7 @@ def device_gain(strategy: str, read_fraction: float, size: int, urgent_share: fl
     got = {k: c for k, c in compared.items() if c is not None}
     normal = {k: c.normal for k, c in got.items()}
     urgent_service = {k: c.urgent_service_secs for k, c in got.items()}
-    copy = strategy == Strategy.COPY.value
+    copy, ec = strategy == Strategy.COPY.value, strategy == Strategy.EC.value
     g = max(relief, 1.0)
     busy = utilization(normal)
     rho = sum(share[k] * urgent_service[k] for k in kinds) / max(
@@ -242,14 +242,15 @@ def device_gain(strategy: str, read_fraction: float, size: int, urgent_share: fl
         read_fraction, size) if copy else urgent_share
     normal_after = busy / g
     urgent_after = min(MAX_UTILIZATION, rho * moved * busy * osd_ratio)
-    # the part of each kind's ops (reads) or PGs (writes) with a replica on the urgent region
-    part = {"read": 1.0 if copy else urgent_share,
+    # the part of each kind's ops (reads) or PGs (writes) with a replica on the urgent
+    # region; an EC op waits for every shard it touches (whole stripes), on both
+    part = {"read": 1.0 if copy else min(1.0, urgent_share * size) if ec else urgent_share,
             "write": 1.0 if copy else min(1.0, urgent_share * size)}
     isolated = shared = 0.0
     for k in kinds:
         here = normal[k].service_secs / (1 - normal_after)
         there = urgent_service[k] / (1 - urgent_after)
-        if k == "write":
+        if k == "write" or ec:
             there = max(here, there)
         isolated += share[k] * normal[k].secs
         shared += share[k] * ((1 - part[k]) * here + part[k] * there)

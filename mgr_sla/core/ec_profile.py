@@ -82,16 +82,3 @@ def ec_misfit(info: PoolInfo, profile: EcProfile | None, scope: EcScope) -> str 
                          scope.failure_domain, scope.normal_class, scope.urgent_class)
     return f"{where}: {fit}" if fit else None
 
-
-def ec_refusal(info: PoolInfo, profile: EcProfile | None, scope: EcScope) -> str:
-    """Why `pool set` does not take the EC pool: what does not fit, or, when
-    its profile fits, that sla places replicated normal pools only."""
-    misfit = ec_misfit(info, profile, scope)
-    if misfit is not None:
-        return misfit
-    assert profile is not None
-    return (f"pool '{info.name}' (erasure-coded, profile {profile.name}: k={profile.k} "
-            f"m={profile.m}) fits this cluster ({scope.normal_domains} "
-            f"{scope.failure_domain}s hold {scope.normal_class}, {scope.urgent_domains} hold "
-            f"{scope.urgent_class}), but sla places replicated normal pools only: keep it "
-            "out of sla")

@@ -8,8 +8,12 @@ has objects is degradation sharing did not cause, and a real alarm.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from .admission_facts import NormalPool
+from .models.registry import MODELS
 
 
 @dataclass(frozen=True)
@@ -55,3 +59,28 @@ def placing_by_design(progress: Sequence[SharingProgress]) -> list[int]:
     """The pools whose degraded PGs are the copy sharing adds: above their
     isolated size, and no copy missing beyond it (the gates count them apart)."""
     return sorted(p.pool_id for p in progress if p.adds_a_copy and not p.beyond)
+
+
+def sharing_progress(pool_stats: Mapping[str, Any] | None,
+                     osd_pool_stats: Mapping[str, Any] | None,
+                     sharing: Sequence[NormalPool]) -> list[SharingProgress]:
+    """The copies sharing adds, missing until placed, per pool off its
+    isolated placement (Ceph's PG_DEGRADED counts them), from the mgr's
+    `pool_stats` and `osd_pool_stats`."""
+    sums = {int(e["poolid"]): e.get("stat_sum", {})
+            for e in (pool_stats or {}).get("pool_stats", [])}
+    rates = {int(e["pool_id"]): e.get("recovery_rate") or {}
+             for e in (osd_pool_stats or {}).get("pool_stats", [])}
+    out = []
+    for pool in sharing:
+        stat = sums.get(pool.pool_id)
+        if stat is None:
+            continue
+        objects = int(stat.get("num_objects", 0) or 0)
+        rate = float(rates.get(pool.pool_id, {}).get("recovering_bytes_per_sec", 0) or 0)
+        out.append(SharingProgress(
+            pool.name, MODELS[pool.role.strategy].copies_while_sharing(objects),
+            int(stat.get("num_objects_degraded", 0) or 0),
+            pool.stored_bytes / objects if objects else 0.0, rate or None, pool.pool_id,
+            pool.info.size > pool.isolated_info.size))
+    return out

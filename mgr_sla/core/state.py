@@ -45,10 +45,14 @@ class Strategy(str, enum.Enum):
     move: the module's pg_upmap_items move a weight-proportional share of the
     replicas onto urgent OSDs (no extra space; isolation moves them back).
     copy: the pool's size grows by one and the extra copy lands on an urgent
-    OSD (sla_copy_N); isolation drops it at peering, nothing is copied back."""
+    OSD (sla_copy_N); isolation drops it at peering, nothing is copied back.
+    ec: an erasure-coded pool's rule swaps to sla_ec_<its own rule> and the
+    module's pg_upmap_items move up to m shards of each PG onto urgent OSDs,
+    in place (isolation moves them back)."""
 
     MOVE = "move"
     COPY = "copy"
+    EC = "ec"
     # an alias, not a third strategy: pools recorded before strategies
     # existed, and `pool set` when default_strategy names none
     DEFAULT = "move"

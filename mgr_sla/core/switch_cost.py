@@ -59,6 +59,7 @@ class PoolCostInputs:
     urgent_share: float  # move: share of replicas shared mode puts on urgent OSDs
     read_fraction: float | None = None
     shared_now: bool = False  # the pool is in shared placement now
+    data_shards: int = 0  # an erasure-coded pool's k (size is k+m); 0: replicated
 
 
 @dataclass(frozen=True)
@@ -154,7 +155,9 @@ def pool_cost(pool: PoolCostInputs, cap: Capacity, max_isolation_secs: float,
         r, basis = DEFAULT_READ_FRACTION, "no client ops measured yet: assumed 50% reads"
     else:
         r, basis = pool.read_fraction, "measured by the module's perf query"
-    costs = tuple(m.cost(pool, cap, r) for m in models)
+    # an erasure-coded pool has the ec strategy only, a replicated one all others
+    costs = tuple(m.cost(pool, cap, r) for m in models
+                  if (m.kind is Strategy.EC) == (pool.data_shards > 0))
     fit = [c for c in costs if c.time_to_isolation_secs <= max_isolation_secs
            and c.fits_urgent and c.expected_gain >= min_gain]
     if fit:

@@ -85,30 +85,35 @@ class MoveStrategy(MoveModel):
 
     def release(self, pool_id: int, role: PoolRole, view: ClusterView,
                 osd_map: dict[str, Any], urgent_osds: frozenset[int]) -> Released:
-        """Entries first, then the rule, then the weight set: the pool is
-        never left on urgent OSDs."""
-        done: list[str] = []
-        name = view.pools[pool_id].name
-        entries = current_items(osd_map).get(pool_id, {})
-        ours = sorted(pg for pg, pairs in entries.items()
-                      if any(t in urgent_osds for _, t in pairs))
-        # each command waits for a mon commit; sent together, the mon commits
-        # them in a few rounds (one at a time: a second per PG)
-        with ThreadPoolExecutor(RELEASE_PARALLEL) as workers:
-            results = list(workers.map(lambda pg: self._mon(
-                {"prefix": "osd rm-pg-upmap-items", "pgid": pg}), ours))
-        failed = [(pg, err) for pg, (rc, _, err) in zip(ours, results) if rc != 0]
-        if failed:
-            return Released(done, "; ".join(f"osd rm-pg-upmap-items {pg}: {err.strip()}"
-                                            for pg, err in failed[:5]))
-        if ours:
-            done.append(f"{len(ours)} upmap entries removed")
-        back = restore_rule(self._mon, name, role, view, view.pools[pool_id].rule_id)
-        if back.failed:
-            return Released(done + back.done, back.failed)
-        done += back.done
-        weight_set = remove_weight_set(self._mon, pool_id, view)
-        return Released(done + weight_set.done, weight_set.failed)
+        return release_pool(self._mon, pool_id, role, view, osd_map, urgent_osds)
+
+
+def release_pool(mon: MonCall, pool_id: int, role: PoolRole, view: ClusterView,
+                 osd_map: dict[str, Any], urgent_osds: frozenset[int]) -> Released:
+    """Entries first, then the rule, then the weight set: the pool is never
+    left on urgent OSDs (the move and EC strategies' release)."""
+    done: list[str] = []
+    name = view.pools[pool_id].name
+    entries = current_items(osd_map).get(pool_id, {})
+    ours = sorted(pg for pg, pairs in entries.items()
+                  if any(t in urgent_osds for _, t in pairs))
+    # each command waits for a mon commit; sent together, the mon commits
+    # them in a few rounds (one at a time: a second per PG)
+    with ThreadPoolExecutor(RELEASE_PARALLEL) as workers:
+        results = list(workers.map(lambda pg: mon(
+            {"prefix": "osd rm-pg-upmap-items", "pgid": pg}), ours))
+    failed = [(pg, err) for pg, (rc, _, err) in zip(ours, results) if rc != 0]
+    if failed:
+        return Released(done, "; ".join(f"osd rm-pg-upmap-items {pg}: {err.strip()}"
+                                        for pg, err in failed[:5]))
+    if ours:
+        done.append(f"{len(ours)} upmap entries removed")
+    back = restore_rule(mon, name, role, view, view.pools[pool_id].rule_id)
+    if back.failed:
+        return Released(done + back.done, back.failed)
+    done += back.done
+    weight_set = remove_weight_set(mon, pool_id, view)
+    return Released(done + weight_set.done, weight_set.failed)
 
 
 def remove_weight_set(mon: MonCall, pool_id: int, view: ClusterView) -> Released:

@@ -10,9 +10,10 @@ from ..core.models.registry import kind_of
 from ..core.state import Strategy
 from .base import MonCall, PlacementStrategy
 from .copy_strategy import CopyStrategy
+from .ec_strategy import EcStrategy
 from .move_strategy import MoveStrategy
 
 STRATEGIES: dict[Strategy, Callable[[MonCall, Any], PlacementStrategy]] = {
-    Strategy.MOVE: MoveStrategy, Strategy.COPY: CopyStrategy}
+    Strategy.MOVE: MoveStrategy, Strategy.COPY: CopyStrategy, Strategy.EC: EcStrategy}
 
 __all__ = ["STRATEGIES", "kind_of"]

@@ -43,10 +43,11 @@ from ..core.models.registry import MODELS, isolated_size
 from ..core.mon_projection import PoolPgs
 from ..core.pg_slots import UrgentOsd, withheld
 from ..core.settings import Settings
-from ..core.sharing import SharingProgress
+from ..core.sharing import SharingProgress, sharing_progress
 from ..core.sharing_check import SharingNow, StuckPg, UrgentOsdNow, not_active_pools, toofull_pools
 from ..core.state import ModuleState, PoolRole, Role, StepRecord, Strategy
 from ..core.switch_cost import Capacity, drain_rate
+from ..core.upmap.ec_plan import ec_target_share, ec_urgent_pgs
 from ..core.upmap.pg_plan import target_urgent_share
 from ..core.upmap.planner import plan_pool
 from ..core.wear import counted_this_period, current_period
@@ -137,7 +138,7 @@ class FactReader:
                  for pid, role in sorted(state.roles.items())
                  if role.role is Role.NORMAL and pid in view.pools]
         pools = self._with_mappings(pools, maps)
-        self.progress = self._progress([p for p in pools if p.placement is not Placement.ISOLATED])
+        self._read_progress(pools)
         drain, basis = drain_rate([(r.bytes_to_isolate, r.time_to_isolation_secs)
                                    for r in state.history[-10:]
                                    if r.bytes_to_isolate and r.time_to_isolation_secs])
@@ -166,6 +167,11 @@ class FactReader:
                               urgent, cap, frozenset(view.rules), mon, tuple(state.history),
                               dict(state.sent_back), self.withheld, devices, len(normal_ids),
                               self.devices.calibration)
+
+    def _read_progress(self, pools: list[NormalPool]) -> None:
+        off = [p for p in pools if p.placement is not Placement.ISOLATED]
+        self.progress = sharing_progress(self._mgr.get("pool_stats"), self._mgr.get(
+            "osd_pool_stats"), off) if off else []
 
     def candidate(self, facts: AdmissionFacts, info: PoolInfo, role: PoolRole,
                   maps: MapSnapshot) -> AdmissionFacts:
@@ -225,11 +231,15 @@ class FactReader:
             live = per_osd(self._up_sets(pid).values(), urgent)
         if placement is Placement.SHARED:
             projections[role.strategy.value] = Projection(live, "placed")
+        elif role.strategy is Strategy.EC:
+            projections[Strategy.EC.value] = Projection(ec_urgent_pgs(
+                self._up_sets(pid), maps.upmap_items.get(pid, {}), regions, info), "planned")
         elif role.auto or role.strategy is Strategy.MOVE:
             projections[Strategy.MOVE.value] = self._planned(pid, info, base, maps)
-        return NormalPool(pid, info.name, role, info, placement, stored,
-                          mix, projections, live, measured,
-                          pid in view.choose_args_pools, target_urgent_share(regions, base))
+        share = ec_target_share(regions, info.ec_k, info.ec_m) if info.erasure else \
+            target_urgent_share(regions, base)
+        return NormalPool(pid, info.name, role, info, placement, stored, mix, projections,
+                          live, measured, pid in view.choose_args_pools, share)
 
     def _planned(self, pid: int, info: PoolInfo, size: int, maps: MapSnapshot) -> Projection:
         """The move strategy's entries for the pool, planned on its up sets as
@@ -276,29 +286,6 @@ class FactReader:
                     {o: n for o, n in per_osd.items() if o in urgent}, "crush")}
                 p = replace(p, projections=projections)
             out.append(p)
-        return out
-
-    def _progress(self, sharing: list[NormalPool]) -> list[SharingProgress]:
-        """The copies sharing adds, missing until placed, per pool off its
-        isolated placement (Ceph's PG_DEGRADED counts them)."""
-        if not sharing:
-            return []
-        sums = {int(e["poolid"]): e.get("stat_sum", {})
-                for e in (self._mgr.get("pool_stats") or {}).get("pool_stats", [])}
-        rates = {int(e["pool_id"]): e.get("recovery_rate") or {}
-                 for e in (self._mgr.get("osd_pool_stats") or {}).get("pool_stats", [])}
-        out = []
-        for pool in sharing:
-            stat = sums.get(pool.pool_id)
-            if stat is None:
-                continue
-            objects = int(stat.get("num_objects", 0) or 0)
-            rate = float(rates.get(pool.pool_id, {}).get("recovering_bytes_per_sec", 0) or 0)
-            out.append(SharingProgress(
-                pool.name, MODELS[pool.role.strategy].copies_while_sharing(objects),
-                int(stat.get("num_objects_degraded", 0) or 0),
-                pool.stored_bytes / objects if objects else 0.0, rate or None, pool.pool_id,
-                pool.info.size > pool.isolated_info.size))
         return out
 
     # ---- the check after the fact, every tick --------------------------------

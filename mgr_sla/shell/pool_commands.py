@@ -14,7 +14,7 @@ from mgr_module import HandleCommandResult
 
 from ..core.cluster import ClusterView, PoolInfo, pg_bytes_by_seed, pool_refusal
 from ..core.decision import Mode
-from ..core.ec_profile import EcScope, ec_profile, ec_refusal
+from ..core.ec_profile import EcScope, ec_misfit, ec_profile
 from ..core.models.registry import MODELS, auto_role, model_of, role_needs, target
 from ..core.settings import Settings
 from ..core.state import RULE_ISOLATED_NORMAL, PoolRole, Role, Strategy, UrgentPlacement
@@ -56,6 +56,8 @@ class PoolCommands:
         info = view.pool_by_name(pool)
         if info is None:
             return refuse(errno.ENOENT, f"pool '{pool}' does not exist ('ceph osd pool ls')")
+        if info.erasure and role is Role.NORMAL:  # its kind allows one strategy
+            strategy, auto = strategy or Strategy.EC, False
         problem = self._set_refusal(info, role, placement, strategy)
         if problem:
             return refuse(errno.EINVAL, problem)
@@ -114,20 +116,20 @@ class PoolCommands:
             return "--placement applies to urgent pools only"
         if strategy is not None and role is not Role.NORMAL:
             return "--strategy applies to normal pools only"
-        if info.erasure and role is Role.NORMAL:
-            return self._ec_refusal(info)
         refusal = MODELS[strategy].refusal(info) if strategy is not None else None
+        if info.erasure and role is Role.NORMAL:
+            return refusal or self._ec_misfit(info) or self._compat_refusal()
         refusal = refusal or pool_refusal(info, self._get("osd_map_crush"),
                                           self._settings().failure_domain)
         return refusal or self._compat_refusal()
 
-    def _ec_refusal(self, info: PoolInfo) -> str:
+    def _ec_misfit(self, info: PoolInfo) -> str | None:
         settings = self._settings()
         regions = self._maps.current(0.0, settings.region_spec()).regions
         scope = EcScope(settings.failure_domain, settings.normal_class, settings.urgent_class,
                         regions.domains_of(settings.normal_class),
                         regions.domains_of(settings.urgent_class))
-        return ec_refusal(info, ec_profile(self._get("osd_map"), info.ec_profile), scope)
+        return ec_misfit(info, ec_profile(self._get("osd_map"), info.ec_profile), scope)
 
     def _compat_refusal(self) -> str | None:
         """The client floor as the mon has it: the mgr's copy of the map may not

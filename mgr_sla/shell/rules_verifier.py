@@ -13,8 +13,16 @@ from typing import Any, Callable
 from ..core.cluster import ClusterView
 from ..core.models import registry
 from ..core.settings import Settings
-from ..core.state import RULE_ISOLATED_NORMAL, RULE_ISOLATED_URGENT, RULE_SHARED, ModuleState
+from ..core.state import (
+    RULE_ISOLATED_NORMAL,
+    RULE_ISOLATED_URGENT,
+    RULE_SHARED,
+    ModuleState,
+    Role,
+    Strategy,
+)
 from ..crush_rules import CrushError, GenerateOptions, InstallResult, Tools, install, verify_live
+from ..crush_rules.ec_generate import EcPool
 from ..worker import KeyedWorker
 from .mgr_port import MgrPort
 
@@ -30,6 +38,19 @@ def drifted(failures: Any) -> list[str]:
     the tree (R4: a pool no longer maps like sla_isolated_normal; R5: a switch
     would move replicas; R6: a set with positions, from an older version)."""
     return [f for f in failures if str(f).split(" ", 1)[0] in ("R4", "R5", "R6")]
+
+
+def ec_pools(state: ModuleState, view: ClusterView, adding: tuple[int, ...] = ()
+             ) -> tuple[EcPool, ...]:
+    """The erasure-coded normal pools managed (and one `pool set` adds, on
+    its own rule now), each with its own rule and its shards per PG."""
+    own = {p: r.original_rule for p, r in state.roles.items()
+           if r.role is Role.NORMAL and r.strategy is Strategy.EC and r.original_rule}
+    for p in adding:
+        if p in view.pools and view.pools[p].erasure:
+            own.setdefault(p, view.rule_name(view.pools[p].rule_id))
+    return tuple(EcPool(p, rule, view.pools[p].size) for p, rule in sorted(own.items())
+                 if p in view.pools)
 
 
 def rules_needed(state: ModuleState) -> list[str]:
@@ -83,7 +104,9 @@ class RulesVerifier:
         """What to generate for the managed pools (and one being added):
         the weight sets and copy rules their strategies need."""
         needs = registry.needs(state.roles)
-        normal = tuple(sorted({p for p, n in needs.items() if n.weight_set} | set(extra_normal)))
+        ec = ec_pools(state, view, extra_normal)
+        normal = tuple(sorted(({p for p, n in needs.items() if n.weight_set} | set(extra_normal))
+                              - {pool.pool_id for pool in ec}))
         hybrid = tuple(p for p, n in needs.items() if n.hybrid_weight_set)
         # a copy rule per size in use: `pool set` installs the one it needs,
         # and a region too small for one size must not fail the others
@@ -93,7 +116,7 @@ class RulesVerifier:
             normal_class=settings.normal_class, urgent_class=settings.urgent_class,
             failure_domain=settings.failure_domain, size=max(sizes, default=3),
             pool_ids=normal, urgent_pool_ids=hybrid, release=self._release(),
-            copy_sizes=tuple(sorted(copy_sizes)))
+            copy_sizes=tuple(sorted(copy_sizes)), ec_pools=ec)
 
     def unverified_reason(self, view: ClusterView, move_pools: list[int],
                           options: GenerateOptions) -> str | None:
@@ -101,7 +124,7 @@ class RulesVerifier:
         lacking = [p for p in move_pools if p not in view.choose_args_pools]
         if lacking:
             return (f"pools {lacking} have no sla weight set: run 'ceph sla rules apply'")
-        key = (view.crush_version, options.pool_ids, options.copy_sizes)
+        key = (view.crush_version, options.pool_ids, options.copy_sizes, options.ec_pools)
         done, reason = self._worker.result(key, options)
         if not done:
             return f"rules being verified (crush version {view.crush_version})"

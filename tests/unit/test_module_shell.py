@@ -208,20 +208,24 @@ def test_pool_rm_and_release_undo_what_sla_did(cluster: FakeCluster) -> None:
     assert "sla_shared removed" in out.stdout
 
 
-def test_erasure_coded_pool_is_refused_naming_what_does_not_fit(cluster: FakeCluster) -> None:
-    """An EC normal pool is refused with its profile against the cluster's
-    failure domains of each class (four hosts here, each an hdd and an ssd)."""
+def test_an_erasure_coded_pool_that_does_not_fit_is_refused_naming_why(
+        cluster: FakeCluster) -> None:
+    """An EC normal pool takes the ec strategy only; its profile is checked
+    against the cluster's failure domains of each class (four hosts here, each
+    an hdd and an ssd)."""
     cluster.ec_profiles["ec42"] = {"k": "4", "m": "2", "plugin": "jerasure"}
     cluster.add_pool(5, "ecpool", "replicated_rule", erasure=True)
     cluster.add_pool(6, "wide", "replicated_rule", erasure=True, ec_profile="ec42")
     m = make_module(cluster, {})
-    out = m.cmd_pool_set("ecpool", role=_role("normal"))
-    assert out.retval < 0 and "erasure-coded, profile ec21: k=2 m=1" in out.stderr, out
-    assert "fits this cluster (4 hosts hold hdd, 4 hold ssd)" in out.stderr, out
     out = m.cmd_pool_set("wide", role=_role("normal"))
-    assert out.retval < 0 and "puts 6 shards in 6 hosts; only 4 hold hdd" in out.stderr, out
+    assert out.retval < 0 and "profile ec42: k=4 m=2" in out.stderr, out
+    assert "puts 6 shards in 6 hosts; only 4 hold hdd" in out.stderr, out
+    out = m.cmd_pool_set("ecpool", role=_role("normal"), strategy=_strategy("move"))
+    assert out.retval < 0 and "--strategy ec for erasure-coded ones" in out.stderr, out
     out = m.cmd_pool_set("ecpool", role=_role("urgent"))
     assert out.retval < 0 and "erasure-coded" in out.stderr
+    out = m.cmd_pool_set("bulk", role=_role("normal"), strategy=_strategy("ec"))
+    assert out.retval < 0 and "is replicated: the ec strategy shares erasure-coded" in out.stderr
     assert cluster.rule_of(5) == cluster.rule_of(6) == "replicated_rule"
     assert json.loads(m.cmd_status(format=_fmt("json")).stdout)["pools"] == []
 

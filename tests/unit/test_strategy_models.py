@@ -26,8 +26,8 @@ def test_every_strategy_has_a_model_and_a_working_class() -> None:
     assert set(registry.MODELS) == set(STRATEGIES) == set(Strategy)
     for kind, model in registry.MODELS.items():
         assert model.kind is kind
-    assert set(registry.AUTO_ORDER) == set(Strategy)
-    assert Strategy.DEFAULT in Strategy and len(list(Strategy)) == 2  # an alias, no third
+    assert set(registry.AUTO_ORDER) == {Strategy.COPY, Strategy.MOVE}  # replicated pools'
+    assert Strategy.DEFAULT in Strategy and len(list(Strategy)) == 3  # an alias, no fourth
 
 
 def test_targets_per_role_and_mode() -> None:

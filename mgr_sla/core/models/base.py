@@ -60,8 +60,10 @@ class StrategyModel(Protocol):
     def cost(self, pool: PoolCostInputs, cap: Capacity, read_fraction: float) -> SwitchCost:
         """What a switch of the pool costs with this strategy."""
 
-    def gain(self, read_fraction: float, size: int, share: float) -> float:
-        """Normal throughput shared over isolated (the module's gain model)."""
+    def gain(self, read_fraction: float, size: int, share: float, data_shards: int = 0
+             ) -> float:
+        """Normal throughput shared over isolated (the module's gain model);
+        `data_shards`: an erasure-coded pool's k."""
 
     def urgent_replicas(self, pool: PoolCostInputs) -> int:
         """The PG replicas sharing the pool adds to the urgent region, for an

@@ -30,6 +30,7 @@ from ..switch_cost import (
     urgent_room,
 )
 from .base import PoolUp, RuleNeeds
+from .ec import replicated_only
 
 # base sizes the module shares by one more copy: N+1 stays within the
 # generator's largest copy size
@@ -58,6 +59,8 @@ class CopyModel:
     def refusal(self, info: PoolInfo) -> str | None:
         """Sizes the pool could not go back to (the mon refuses size 1 without
         a flag), and pools whose size the mon must not change."""
+        if info.erasure:
+            return replicated_only(info, self.kind)
         if not 2 <= info.size <= MAX_BASE_SIZE:
             return (f"pool '{info.name}' has size {info.size}; the copy strategy needs a "
                     f"size of 2 to {MAX_BASE_SIZE} (size 1 could never be set back)")
@@ -82,7 +85,8 @@ class CopyModel:
             2, 2, 2, 2, 0, moved, moved <= urgent_room(cap),
             self.gain(read_fraction, pool.size, 0.0))
 
-    def gain(self, read_fraction: float, size: int, share: float) -> float:
+    def gain(self, read_fraction: float, size: int, share: float, data_shards: int = 0
+             ) -> float:
         """The extra copy on an urgent OSD is the primary: a write still
         costs NW (every copy acks), a read none."""
         return capped_gain(isolated_hdd_work(read_fraction, size),

@@ -35,6 +35,7 @@ from ..switch_cost import (
 )
 from ..upmap.planner import switch_moves
 from .base import PoolUp, RuleNeeds
+from .ec import replicated_only
 
 
 class MoveModel:
@@ -60,7 +61,7 @@ class MoveModel:
         return RuleNeeds((RULE_ISOLATED_NORMAL, RULE_SHARED), weight_set=True)
 
     def refusal(self, info: PoolInfo) -> str | None:
-        return None
+        return replicated_only(info, self.kind)
 
     def new_role(self, info: PoolInfo, original_rule: str | None) -> PoolRole:
         return PoolRole(Role.NORMAL, original_rule=original_rule, strategy=self.kind)
@@ -78,7 +79,8 @@ class MoveModel:
             entries * UPMAP_ENTRY_BYTES, moved, moved <= urgent_room(cap),
             self.gain(read_fraction, pool.size, pool.urgent_share))
 
-    def gain(self, read_fraction: float, size: int, share: float) -> float:
+    def gain(self, read_fraction: float, size: int, share: float, data_shards: int = 0
+             ) -> float:
         """A share s of the replicas (primaries included) sits on urgent OSDs:
         the writes and the reads the HDDs serve both shrink by (1-s)."""
         isolated = isolated_hdd_work(read_fraction, size)

@@ -14,14 +14,22 @@ from ..decision import Mode
 from ..state import PoolRole, PoolTarget, Role, Strategy
 from .base import RuleNeeds, StrategyModel
 from .copy import CopyModel
+from .ec import EcModel
 from .move import MoveModel
 
-MODELS: dict[Strategy, StrategyModel] = {Strategy.MOVE: MoveModel(), Strategy.COPY: CopyModel()}
+MODELS: dict[Strategy, StrategyModel] = {Strategy.MOVE: MoveModel(), Strategy.COPY: CopyModel(),
+                                         Strategy.EC: EcModel()}
 # Urgent pools have no strategy of their own: their rules, and the entries
 # that put a hybrid pool's primary on the urgent class, are the move strategy's.
 URGENT_POOLS = Strategy.MOVE
 # the strategies an auto pool may take, in the order a tie between them goes
 AUTO_ORDER = (Strategy.COPY, Strategy.MOVE)
+
+
+def strategies_for(info: PoolInfo) -> tuple[Strategy, ...]:
+    """The strategies a pool's kind allows: ec for an erasure-coded pool,
+    copy and move (in AUTO_ORDER) for a replicated one."""
+    return (Strategy.EC,) if info.erasure else AUTO_ORDER
 
 
 def kind_of(role: PoolRole) -> Strategy:

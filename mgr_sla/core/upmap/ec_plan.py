@@ -15,11 +15,16 @@ rule's take), and the PG is degraded already.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-from .pg_ids import parse_pgid
-from .pg_plan import _draw, urgent_count
-from .regions import Pairs, Regions, hash_of
+from .pg_ids import no_entry_seeds, parse_pgid, placement_seed
+from .pg_plan import _draw, share_ranks, urgent_count
+from .planner import PoolPlan
+from .regions import MappingFaults, Pairs, Regions, hash_of
+
+if TYPE_CHECKING:
+    from ..cluster import PoolInfo
 
 _SALT_SHARD = 0xEC5  # the per-(PG, shard) rank within a preference group
 PREFERENCES = ("data", "parity")
@@ -45,6 +50,13 @@ def shard_order(key: tuple[int, int], k: int, m: int, prefer: str) -> list[int]:
     groups = (data, parity) if prefer == "data" else (parity, data)
     return [p for group in groups
             for p in sorted(group, key=lambda p: (hash_of(key[0], key[1], p, _SALT_SHARD), p))]
+
+
+def own_mapping(up: Sequence[int], pairs: Pairs) -> list[int]:
+    """A PG's shards as CRUSH maps them, from its up set and its entry's pairs
+    (each pair replaced a shard in place: its target is put back to its source)."""
+    back = {to: source for source, to in pairs}
+    return [back.get(o, o) for o in up]
 
 
 def plan_ec_pg(pgid: str, raw: Sequence[int], regions: Regions, k: int, m: int,
@@ -77,3 +89,69 @@ def plan_ec_pg(pgid: str, raw: Sequence[int], regions: Regions, k: int, m: int,
             holders[pos] = target
             on_urgent += 1
     return tuple(sorted(pairs.items()))
+
+
+def plan_ec_pool(up_sets: Mapping[str, Sequence[int]], current: Mapping[str, Pairs],
+                 regions: Regions, pool: PoolInfo, goal: str) -> PoolPlan:
+    """An EC pool's entries on this epoch: `shared`, each PG's planned pairs
+    (on its own mapping: its up set with its entry's pairs undone); `isolated`,
+    no entry that sends a shard to an urgent OSD. While the pool splits or
+    merges, no PG gets a new entry (a child maps like its parent, the mon
+    cancels entries of PGs about to merge): only removals go out."""
+    k, m, urgent = pool.ec_k, pool.ec_m, regions.members(regions.urgent_class)
+    share = ec_target_share(regions, k, m) if goal == "shared" else 0.0
+    hold = pool.splitting or pool.merging
+    barred = no_entry_seeds(pool)
+    places = share_ranks(pool.pool_id, pool.pgp_num or len(up_sets)) if share else {}
+    wanted: dict[str, Pairs] = {}
+    set_items: dict[str, Pairs] = {}
+    remove: list[str] = []
+    for pgid, up in sorted(up_sets.items()):
+        ps = parse_pgid(pgid)[1]
+        have = tuple(current.get(pgid, ()))
+        want: Pairs = ()
+        if share and not hold and ps not in barred:
+            seed = placement_seed(ps, pool.pgp_num)
+            want = plan_ec_pg(pgid, own_mapping(up, have), regions, k, m, share, seed=seed,
+                              place=places.get(seed), skip_down=True)
+        elif hold and share:
+            want = have  # left as it is while the PG counts change
+        if want:
+            wanted[pgid] = want
+        if sorted(want) != sorted(have) and (want or any(t in urgent for _, t in have)):
+            if want:
+                set_items[pgid] = want
+            else:
+                remove.append(pgid)
+    return PoolPlan(pool.pool_id, wanted, set_items, tuple(remove),
+                    shrinks=frozenset(remove) if goal == "shared" else frozenset())
+
+
+def ec_faults(up_sets: Mapping[str, Sequence[int]], current: Mapping[str, Pairs],
+              regions: Regions, pool: PoolInfo) -> MappingFaults:
+    """What must never be true of an EC pool's real up sets: an OSD holding
+    two shards, two shards in one failure domain, more than m shards on urgent
+    OSDs (fewer than k left on the normal region: `no_normal`)."""
+    twice, domains, short = [], [], []
+    urgent = regions.urgent_class
+    for pgid, up in sorted(up_sets.items()):
+        placed = [o for o in up if o in regions.osds]
+        if len(set(placed)) != len(placed):
+            twice.append(pgid)
+        if len({regions.osds[o].domain for o in placed}) != len(placed):
+            domains.append(pgid)
+        if sum(1 for o in placed if regions.osds[o].cls == urgent) > pool.ec_m:
+            short.append(pgid)
+    return MappingFaults(tuple(twice), tuple(domains), tuple(short))
+
+
+def ec_urgent_pgs(up_sets: Mapping[str, Sequence[int]], current: Mapping[str, Pairs],
+                  regions: Regions, pool: PoolInfo) -> dict[int, int]:
+    """Per urgent OSD, the pool's PGs with a shard there once shared: its
+    planned entries (the admission's projection)."""
+    urgent = regions.members(regions.urgent_class)
+    counts: dict[int, int] = {}
+    for pairs in plan_ec_pool(up_sets, current, regions, pool, "shared").wanted.values():
+        for to in {to for _, to in pairs if to in urgent}:
+            counts[to] = counts.get(to, 0) + 1
+    return counts

@@ -165,3 +165,68 @@ def test_urgent_shards_cap():
     assert urgent_shards_cap(4, 2, 8) == 2
     assert urgent_shards_cap(4, 2, 1) == 1
     assert urgent_shards_cap(2, 1, 0) == 0
+
+
+# -- the generator: sla_ec_<own rule> and the pool's flat weight set, proved --------
+
+def test_generate_writes_the_ec_rule_and_weight_set_and_proves_nothing_moves():
+    from crush_rules.ec_generate import EcPool
+    from crush_rules.generate import GenerateOptions, generate
+    text, crush = _with_own_rule("uneven40", 6)
+    gen = generate(TOOLS, TOOLS.compile(text), GenerateOptions(
+        pool_ids=(3,), ec_pools=(EcPool(7, "ecpool", 6),)))
+    assert gen.report.ok, gen.report.failures
+    after = crushmap_from_dump(TOOLS.dump(gen.binary))
+    assert after.rule_named("sla_ec_ecpool") is not None and 7 in after.choose_args
+    assert after.rule_named("ecpool") == crush.rule_named("ecpool")  # read, never written
+    assert "rule sla_ec_ecpool" in gen.text and "type erasure" in gen.text
+    # generating again keeps the rule's id and changes nothing
+    again = generate(TOOLS, gen.binary, GenerateOptions(
+        pool_ids=(3,), ec_pools=(EcPool(7, "ecpool", 6),)))
+    assert not again.changed and again.rule_ids["sla_ec_ecpool"] == gen.rule_ids["sla_ec_ecpool"]
+
+
+def test_the_proof_fails_on_a_weight_set_that_moves_shards():
+    """The check can fail: a weight set of the buckets' own weights (urgent
+    devices weighed) under the whole root's take draws other shards."""
+    from crush_rules.crushmap import ChooseArg
+    from crush_rules.ec_generate import EcPool, ec_failures, ec_shared_rules
+    text, crush = _with_own_rule("paper", 3)
+    pools = (EcPool(7, "ecpool", 3),)
+    shared = ec_shared_rules(crush, DEFAULT_SCOPE, pools)
+    blocks = parse_blocks(text)
+    blocks.insert(max(i for i, b in enumerate(blocks) if b.kind == "rule") + 1,
+                  render_ec_rule(shared["sla_ec_ecpool"], 10, with_sizes=True))
+    topo = analyse(crush, DEFAULT_SCOPE, 3)
+    good = ec_failures(TOOLS, render_blocks(blocks), pools, shared, flat_choose_args(crush, topo))
+    assert good == []
+    own_weights = tuple(ChooseArg(b.id, (tuple(i.weight for i in b.items),))
+                        for b in crush.buckets_under(topo.root.id))
+    bad = ec_failures(TOOLS, render_blocks(blocks), pools, shared, own_weights)
+    assert bad and "sla_ec_ecpool maps" in bad[-1] and "shards would move" in bad[-1], bad
+
+
+@pytest.mark.parametrize("pools,words", [
+    ((("ecpool", 7, 3), ("ecpool", 7, 3)), "given twice"),
+    ((("nosuch", 7, 3),), "the map has no rule nosuch"),
+    ((("replicated_rule", 7, 3),), "not an erasure rule"),
+    ((("ecpool", 3, 3),), "also as a replicated pool"),
+])
+def test_generate_refuses_ec_pools_it_cannot_share(pools, words):
+    from crush_rules.ec_generate import EcPool
+    from crush_rules.generate import GenerateOptions, generate
+    text, _ = _with_own_rule("paper", 3)
+    with pytest.raises(CrushError, match=words):
+        generate(TOOLS, TOOLS.compile(text), GenerateOptions(
+            pool_ids=(3,), ec_pools=tuple(EcPool(p, r, n) for r, p, n in pools)))
+
+
+@pytest.mark.parametrize("text,ok", [("7:ecpool:3", True), ("7:ecpool", False),
+                                      ("x:ecpool:3", False), ("7::3", False), ("7:ec:1", False)])
+def test_the_cli_names_an_ec_pool_by_id_rule_and_shards(text, ok):
+    from crush_rules.ec_generate import EcPool, parse_ec_pool
+    if ok:
+        assert parse_ec_pool(text) == EcPool(7, "ecpool", 3)
+    else:
+        with pytest.raises(CrushError, match="POOL_ID:OWN_RULE:K"):
+            parse_ec_pool(text)
