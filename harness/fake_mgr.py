@@ -159,6 +159,8 @@ class FakeCluster:
         self.min_compat_client = "luminous"
         # the mon's floor when the mgr's copy of the map lags it (None: the same)
         self.mon_min_compat_client: str | None = None
+        # rules that take the hdd class only: the mon cancels entries to ssd under them
+        self.hdd_takes = {"sla_isolated_normal"}
         # the osd_map's erasure-code profiles (every value a string, as dumped)
         self.ec_profiles: dict[str, dict[str, str]] = {
             "ec21": {"k": "2", "m": "1", "plugin": "jerasure",
@@ -341,7 +343,7 @@ class FakeCluster:
             if cmd["val"] not in self.rules:
                 return -2, b"", f"crush rule {cmd['val']} does not exist"
             pool["crush_rule"] = self.rules[cmd["val"]]
-            if cmd["val"] == "sla_isolated_normal":  # the mon cancels entries to ssd
+            if cmd["val"] in self.hdd_takes:  # the mon cancels entries to ssd
                 for pg in [pg for pg in self.upmaps if pg.startswith(f"{pool['pool']}.")]:
                     del self.upmaps[pg]
         elif prefix == "osd pool set" and cmd["var"] in ("size", "min_size"):

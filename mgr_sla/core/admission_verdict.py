@@ -98,7 +98,9 @@ class UrgentLoad:
 
 
 def bytes_per_pg(pool: NormalPool) -> float:
-    return pool.stored_bytes / pool.info.pg_num if pool.info.pg_num else 0.0
+    """What one copy of a PG holds: a replica, or one shard (1/k) of an EC PG."""
+    shard = max(pool.info.ec_k, 1) if pool.info.erasure else 1
+    return pool.stored_bytes / pool.info.pg_num / shard if pool.info.pg_num else 0.0
 
 
 def _projection(pool: NormalPool, kind: Strategy, facts: AdmissionFacts

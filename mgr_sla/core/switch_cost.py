@@ -19,6 +19,7 @@ writes, copy 3.2-3.7x and move 1.7-2.1x on reads.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
@@ -92,6 +93,19 @@ class SwitchCost:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def entries_cost(strategy: str, moved: float, entries: int, what: str, cap: Capacity,
+                 gain: float) -> SwitchCost:
+    """A switch by the module's pg_upmap_items (move, ec): `moved` bytes onto
+    urgent OSDs by `entries` entries (in rounds of UPMAP_PARALLEL) and the rule
+    swap, and back by the rule swap alone; `what` names the bytes."""
+    drain = max(cap.drain_bytes_per_sec, 1.0)
+    return SwitchCost(
+        strategy, moved, moved, round(moved / drain, 1),
+        f"{moved / 2**30:.2f} GiB {what} / drain {cap.drain_basis}",
+        entries + 1, 1, 1 + math.ceil(entries / UPMAP_PARALLEL), 1,
+        entries * UPMAP_ENTRY_BYTES, moved, moved <= urgent_room(cap), gain)
 
 
 @dataclass(frozen=True)

@@ -158,9 +158,11 @@ class PoolCommands:
         """sla_shared needs the pool's own weight set, a copy pool its
         sla_copy_N rule. Adding a weight set must not remap the pool, so a
         move pool first moves onto sla_isolated_normal (which the weight sets
-        do not touch); the tick takes it on from there."""
+        do not touch); the tick takes it on from there. An EC pool stays on
+        its own rule, which its weight set does not move (proved at install)."""
         try:
             if role_needs(new).weight_set \
+                    and target(new, Mode.ISOLATED).rule == RULE_ISOLATED_NORMAL \
                     and view.rule_name(info.rule_id) != RULE_ISOLATED_NORMAL:
                 gate = set_pool(self._mon, info.name, "crush_rule",
                                 RULE_ISOLATED_NORMAL)

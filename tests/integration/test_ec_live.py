@@ -31,8 +31,9 @@ from crush_rules.ec_rules import (
 from crush_rules.rules import DEFAULT_SCOPE, sizes_in_text
 from crush_rules.topology import analyse
 from crush_rules.weightsets import flat_choose_args
-from harness.cephcluster import Cluster, wait_for
+from harness.cephcluster import Cluster, PacedWriter, wait_for
 from harness.objects import Objects
+from harness.probes import InactiveWatch, OpProbe, assert_served
 from mgr_sla.core.upmap.ec_plan import ec_target_share, plan_ec_pg
 from mgr_sla.core.upmap.regions import current_items, regions_from_maps
 
@@ -165,3 +166,73 @@ def test_ec_shards_move_in_place_onto_ssds_and_come_back(cluster: Cluster,
     after = next(r for r in cluster.json("osd", "crush", "dump")["rules"]
                  if r["rule_name"] == POOL)
     assert after == own_rule
+
+
+def _status(cluster: Cluster) -> dict:
+    return next(p for p in cluster.sla_status()["pools"] if p["name"] == POOL)
+
+
+def test_the_module_shares_an_ec_pool_by_its_shards_and_takes_it_back(
+        sla_pools: Cluster, ec_pool: tuple[int, Path]) -> None:
+    """`pool set` takes the EC pool (the ec strategy, its own rule kept); shared
+    under client load, at most m shards of a PG on SSDs, each in place; isolated,
+    every PG back where its own rule puts it; every object read back; `pool rm`
+    leaves the pool as before, its own rule unchanged."""
+    cluster, (pool_id, work) = sla_pools, ec_pool
+    cluster.wait_clean(300)
+    objects = Objects(cluster, POOL, work)
+    objects.write(12, "ec")
+    own_rule = next(r for r in cluster.json("osd", "crush", "dump")["rules"]
+                    if r["rule_name"] == POOL)
+    own = pg_up(cluster, pool_id)
+    cluster.ceph("sla", "mode", "isolated")
+    load = ops = inactive = None
+    try:
+        out = cluster.ceph("sla", "pool", "set", POOL, "normal", timeout=300)
+        assert "(ec)" in out and f"onto {POOL} " in out, out
+        shared_rule = f"sla_ec_{POOL}"
+        assert shared_rule in cluster.json("osd", "crush", "rule", "ls")
+        assert POOL in cluster.ceph("osd", "crush", "weight-set", "ls")
+        assert pg_up(cluster, pool_id) == own  # the weight set moved nothing
+        osd_map = cluster.json("osd", "dump")
+        regions = regions_from_maps(osd_map, cluster.json("osd", "crush", "dump"), "host",
+                                    "hdd", "ssd")
+        layout = EcLayout(K, M, {o: p.cls for o, p in regions.osds.items()},
+                          {o: p.domain for o, p in regions.osds.items()})
+        load = PacedWriter(cluster, POOL, secs=600, ops=40, reads=0.5)
+        ops, inactive = OpProbe(cluster, [POOL]), InactiveWatch(cluster)
+        cluster.ceph("sla", "mode", "shared")
+
+        def shared() -> dict[str, list[int]] | None:
+            if cluster.pool_rule(POOL) != shared_rule:
+                return None
+            up = pg_up(cluster, pool_id)
+            if not any(layout.device_class[o] == "ssd" for u in up.values() for o in u
+                       if o in layout.device_class):
+                return None
+            return up
+        up = wait_for("shards of the EC pool on SSDs", shared, 120)
+        for pg, shards in up.items():
+            faults = ec_shard_faults(own[pg], shards, layout)
+            assert not faults, (pg, own[pg], shards, faults)
+        entry = _status(cluster)
+        assert entry["strategy"] == "ec" and entry["upmaps"]["shards_on_urgent"] > 0, entry
+        cluster.ceph("sla", "mode", "isolated")
+        wait_for("every shard back where the pool's own rule puts it",
+                 lambda: cluster.pool_rule(POOL) == POOL and pg_up(cluster, pool_id) == own, 120)
+        assert_served(ops.stop(), inactive.stop(), inactive.states)
+        load.stop()
+        cluster.wait_clean(300)
+        objects.verify()
+        cluster.ceph("sla", "pool", "rm", POOL, timeout=300)
+        assert cluster.pool_rule(POOL) == POOL and pg_up(cluster, pool_id) == own
+        assert POOL not in cluster.ceph("osd", "crush", "weight-set", "ls")
+        assert not current_items(cluster.json("osd", "dump")).get(pool_id)
+        assert next(r for r in cluster.json("osd", "crush", "dump")["rules"]
+                    if r["rule_name"] == POOL) == own_rule
+    finally:
+        for probe in (ops, inactive, load):
+            if probe is not None:
+                probe.stop()
+        cluster.ceph_raw("sla", "pool", "rm", POOL, timeout=300)
+        cluster.ceph_raw("sla", "mode", "auto")

@@ -8,6 +8,7 @@ import random
 import pytest
 
 from crush_rules.ec_rules import ITEM_NONE, EcLayout, ec_shard_faults
+from mgr_sla.core.cluster import PoolInfo
 from mgr_sla.core.upmap.ec_plan import ec_target_share, plan_ec_pg, shard_order
 from mgr_sla.core.upmap.pg_plan import share_ranks
 from mgr_sla.core.upmap.regions import OsdPlace, Regions
@@ -105,3 +106,60 @@ def test_shard_order_is_by_group_then_a_hash() -> None:
     assert sorted(order[:2]) == [4, 5] and sorted(order[2:]) == [0, 1, 2, 3]
     with pytest.raises(ValueError, match="shard preference 'xor'"):
         shard_order((5, 7), 4, 2, "xor")
+
+
+# -- the pool's plan on each epoch, its checks, and the model's figures --------------
+
+def _pool(pgs: int, k: int = 2, m: int = 1, **counts: int) -> PoolInfo:
+    return PoolInfo(5, "ecdata", 7, k + m, erasure=True, pg_num=pgs, pgp_num=pgs,
+                    ec_k=k, ec_m=m, **counts)
+
+
+def test_the_pool_plan_places_shards_then_takes_them_back() -> None:
+    from mgr_sla.core.upmap.ec_plan import ec_faults, plan_ec_pool
+    from mgr_sla.core.upmap.ec_plan import own_mapping as undo
+    regions, info = hosts(6), _pool(64)
+    own = own_mapping(regions, 5, 64, 3)
+    shared = plan_ec_pool(own, {}, regions, info, "shared")
+    assert shared.set_items and not shared.remove
+    # placed: the same plan again asks nothing; the up sets pass the checks
+    up = {pg: [dict(shared.wanted.get(pg, ())).get(o, o) for o in raw] for pg, raw in own.items()}
+    assert all(undo(up[pg], shared.wanted.get(pg, ())) == own[pg] for pg in own)
+    again = plan_ec_pool(up, shared.wanted, regions, info, "shared")
+    assert again.pending == 0 and again.wanted == shared.wanted
+    assert not ec_faults(up, shared.wanted, regions, info).any
+    # isolated: every entry to an ssd goes, and protects (never waits as a shrink)
+    back = plan_ec_pool(up, shared.wanted, regions, info, "isolated")
+    assert set(back.remove) == set(shared.wanted) and not back.set_items and not back.shrinks
+
+
+def test_a_splitting_pool_gets_no_new_entry() -> None:
+    from mgr_sla.core.upmap.ec_plan import plan_ec_pool
+    regions = hosts(6)
+    own = own_mapping(regions, 5, 64, 3)
+    held = plan_ec_pool(own, {}, regions, _pool(64, pg_num_target=128), "shared")
+    assert held.pending == 0 and not held.wanted
+
+
+def test_the_checks_catch_more_than_m_shards_on_ssds_and_a_domain_twice() -> None:
+    from mgr_sla.core.upmap.ec_plan import ec_faults
+    regions, info = hosts(4), _pool(2)
+    found = ec_faults({"5.0": [1, 3, 4], "5.1": [0, 1, 4]}, {}, regions, info)
+    assert found.no_normal == ("5.0",) and found.domain_twice == ("5.1",)
+
+
+def test_the_model_relieves_reads_most_and_prices_the_shards_moved() -> None:
+    from mgr_sla.core.models.ec import EcModel
+    from mgr_sla.core.state import Strategy
+    from mgr_sla.core.switch_cost import Capacity, PoolCostInputs
+    model, gib = EcModel(), 2.0**30
+    reads, writes = model.gain(1.0, 6, 2 / 6, 4), model.gain(0.0, 6, 2 / 6, 4)
+    assert reads == pytest.approx(2.0) and writes == pytest.approx(1.5) and reads > writes
+    assert model.gain(0.5, 6, 0.0, 4) == 1.0
+    cap = Capacity(100 * gib, 0.85, 200 * gib, 0, 1000 * gib, 0.9)
+    cost = model.cost(PoolCostInputs(5, "ecdata", Strategy.EC, 6, 40 * gib, 128, 2 / 6, 0.5,
+                                     data_shards=4), cap, 0.5)
+    # two shards of 1/4 of the data each: half the stored bytes, both ways
+    assert cost.bytes_to_shared == cost.bytes_to_isolated == pytest.approx(20 * gib)
+    assert model.refusal(_pool(8)) is None
+    assert "is replicated" in model.refusal(PoolInfo(6, "rep", 0, 3))  # type: ignore[operator]

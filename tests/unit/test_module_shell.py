@@ -230,6 +230,42 @@ def test_an_erasure_coded_pool_that_does_not_fit_is_refused_naming_why(
     assert json.loads(m.cmd_status(format=_fmt("json")).stdout)["pools"] == []
 
 
+def test_an_ec_pool_shares_by_its_shards_and_isolates_by_its_own_rule(
+        cluster: FakeCluster) -> None:
+    """The ec strategy on the fake: shared, the pool is on sla_ec_<own rule>
+    and its entries put at most m shards of a PG on ssd OSDs, each in place;
+    urgent load swaps the own rule back (the mon drops the entries)."""
+    from mgr_sla.crush_rules.ec_rules import EcLayout, ec_shard_faults
+    cluster.rules.update(ecpool=7, sla_ec_ecpool=8)
+    cluster.hdd_takes.add("ecpool")
+    cluster.add_pool(5, "ecdata", "ecpool", erasure=True)
+    m = managed(cluster, {})
+    out = m.cmd_pool_set("ecdata", role=_role("normal"))
+    assert out.retval == 0 and "(ec)" in out.stdout, out
+    ticks(m, 4)
+    assert cluster.rule_of(5) == "sla_ec_ecpool"
+    layout = EcLayout(2, 1, {o: "hdd" if o % 2 == 0 else "ssd" for o in range(8)},
+                      {o: o // 2 for o in range(8)})
+    moved = 0
+    for pg, raw in cluster.raw.items():
+        if pg.startswith("5."):
+            up = cluster.up_set(pg)
+            assert ec_shard_faults(raw, up, layout) == [], (pg, raw, up)
+            moved += sum(1 for o in up if o % 2)
+    assert moved > 0
+    status = json.loads(m.cmd_status(format=_fmt("json")).stdout)
+    entry = next(p for p in status["pools"] if p["name"] == "ecdata")
+    assert entry["strategy"] == "ec" and entry["upmaps"]["shards_on_urgent"] == moved, entry
+    plan = json.loads(m.cmd_plan(format=_fmt("json")).stdout)
+    assert set(next(c for c in plan["costs"] if c["name"] == "ecdata")["costs"]) == {"ec"}
+    cluster.ops[1] += 10_000
+    ticks(m, 1)
+    cluster.ops[1] += 10_000
+    ticks(m, 2)
+    assert cluster.rule_of(5) == "ecpool"
+    assert not [pg for pg in cluster.upmaps if pg.startswith("5.")]
+
+
 def test_off_changes_nothing_and_on_resumes(cluster: FakeCluster) -> None:
     m = managed(cluster, {})
     assert m.cmd_off().retval == 0

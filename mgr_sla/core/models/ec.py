@@ -24,14 +24,12 @@ from ..decision import Mode
 from ..maps import MapSnapshot
 from ..state import RULE_ISOLATED_NORMAL, PoolRole, PoolTarget, Role, Strategy
 from ..switch_cost import (
-    UPMAP_ENTRY_BYTES,
-    UPMAP_PARALLEL,
     WRITE_COST,
     Capacity,
     PoolCostInputs,
     SwitchCost,
     capped_gain,
-    urgent_room,
+    entries_cost,
 )
 from ..upmap.ec_plan import ec_target_share, own_mapping, plan_ec_pg
 from .base import PoolUp, RuleNeeds
@@ -95,13 +93,8 @@ class EcModel:
         shards = pool.size * pool.urgent_share  # per PG, on urgent OSDs once shared
         moved = pool.stored_bytes / k * shards
         entries = min(pool.pg_num, math.ceil(pool.pg_num * shards))
-        drain = max(cap.drain_bytes_per_sec, 1.0)
-        return SwitchCost(
-            self.kind.value, moved, moved, round(moved / drain, 1),
-            f"{moved / 2**30:.2f} GiB of shards on urgent OSDs / drain {cap.drain_basis}",
-            entries + 1, 1, 1 + math.ceil(entries / UPMAP_PARALLEL), 1,
-            entries * UPMAP_ENTRY_BYTES, moved, moved <= urgent_room(cap),
-            self.gain(read_fraction, pool.size, pool.urgent_share, k))
+        return entries_cost(self.kind.value, moved, entries, "of shards on urgent OSDs", cap,
+                            self.gain(read_fraction, pool.size, pool.urgent_share, k))
 
     def gain(self, read_fraction: float, size: int, share: float, data_shards: int = 0
              ) -> float:

@@ -24,14 +24,12 @@ from ..state import (
     UrgentPlacement,
 )
 from ..switch_cost import (
-    UPMAP_ENTRY_BYTES,
-    UPMAP_PARALLEL,
     Capacity,
     PoolCostInputs,
     SwitchCost,
     capped_gain,
+    entries_cost,
     isolated_hdd_work,
-    urgent_room,
 )
 from ..upmap.planner import switch_moves
 from .base import PoolUp, RuleNeeds
@@ -71,13 +69,8 @@ class MoveModel:
         shared (in rounds of UPMAP_PARALLEL), the rule swap back."""
         moved = pool.stored_bytes * pool.size * pool.urgent_share
         entries = min(pool.pg_num, math.ceil(pool.pg_num * pool.size * pool.urgent_share))
-        drain = max(cap.drain_bytes_per_sec, 1.0)
-        return SwitchCost(
-            self.kind.value, moved, moved, round(moved / drain, 1),
-            f"{moved / 2**30:.2f} GiB on urgent OSDs / drain {cap.drain_basis}",
-            entries + 1, 1, 1 + math.ceil(entries / UPMAP_PARALLEL), 1,
-            entries * UPMAP_ENTRY_BYTES, moved, moved <= urgent_room(cap),
-            self.gain(read_fraction, pool.size, pool.urgent_share))
+        return entries_cost(self.kind.value, moved, entries, "on urgent OSDs", cap,
+                            self.gain(read_fraction, pool.size, pool.urgent_share))
 
     def gain(self, read_fraction: float, size: int, share: float, data_shards: int = 0
              ) -> float:
