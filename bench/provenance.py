@@ -26,11 +26,12 @@ UNKNOWN = "unknown"
 NO_CEPH = "none"
 # 'upmap': flat weight sets + the module's pg_upmap_items; 'positional': the
 # older per-position weight sets (removed); 'copy': the extra copy that comes
-# and goes with the pool's size; 'n/a': no SLA placement in the measurement.
-DESIGNS = ("upmap", "positional", "copy", "upmap+copy", "n/a")
+# and goes with the pool's size; 'ec': an erasure-coded pool's rule swap and
+# shard entries; 'n/a': no SLA placement in the measurement.
+DESIGNS = ("upmap", "positional", "copy", "upmap+copy", "ec", "n/a")
 # The design a normal pool's strategy ('ceph sla pool set POOL normal --strategy S')
 # places it with in shared mode.
-DESIGN_OF_STRATEGY = {"move": "upmap", "copy": "copy"}
+DESIGN_OF_STRATEGY = {"move": "upmap", "copy": "copy", "ec": "ec"}
 # The design the benchmarks use unless told otherwise (their --strategy move).
 CURRENT_DESIGN = DESIGN_OF_STRATEGY["move"]
 KEYS = ("commit", "date", "command", "machine", "ceph_release", "placement_design")

@@ -52,12 +52,18 @@ STRATEGIES = ("copy", "move")
 
 
 def run(plan: Plan, speeds: DeviceSpeeds, say: Callable[[str], None]) -> dict[str, Any]:
+    return run_strategies(plan, speeds, say, STRATEGIES)
+
+
+def run_strategies(plan: Plan, speeds: DeviceSpeeds, say: Callable[[str], None],
+                   strategies: tuple[str, ...]) -> dict[str, Any]:
+    """Each strategy's round at each volume on one cluster (bench.ec_bench: ec)."""
     started = time.monotonic()
     rounds = []
     with strategy_cluster(speeds, plan) as bench:
         say("cluster up")
-        for mb in plan.volumes_mb:  # both strategies' code early, the big data last
-            for strategy in STRATEGIES:
+        for mb in plan.volumes_mb:  # every strategy's code early, the big data last
+            for strategy in strategies:
                 rounds.append(bench.round(strategy, mb, say))
     return {"rounds": rounds, "plan": {**asdict(plan), "osds": 8, "objectstore": "bluestore",
                                        "size": SIZE, "threshold_iops": list(THRESHOLD),

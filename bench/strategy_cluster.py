@@ -31,6 +31,7 @@ LOADS = {"mix70": ["--rw=randrw", "--rwmixread=70"], "write": ["--rw=randwrite"]
          "read": ["--rw=randread"]}
 POOL = "normal"
 SIZE = 3
+EC_PROFILE = "sla-bench-ec"
 
 
 @dataclass(frozen=True)
@@ -269,10 +270,7 @@ class StrategyBench:
     def round(self, strategy: str, megabytes: int, say: Callable[[str], None]) -> dict[str, Any]:
         c, t0 = self.c, time.monotonic()
         c.ceph("sla", "mode", "isolated")
-        pool_id = c.create_pool(POOL, self.plan.pg_num, size=SIZE)
-        out = c.json("sla", "pool", "set", POOL, "normal", "--strategy", strategy, timeout=300)
-        if out.get("strategy") != strategy:
-            raise RuntimeError(f"pool set gave {out}")
+        pool_id = self.managed_pool(strategy)
         self.wait_clean_pool(300)
         fill_secs = self.fill(megabytes)
         self.prefill()
@@ -297,7 +295,7 @@ class StrategyBench:
         stats = self.pool_stats(pool_id)
         c.ceph("sla", "pool", "rm", POOL, timeout=300)
         c.ceph("osd", "pool", "rm", POOL, POOL, "--yes-i-really-really-mean-it")
-        share = shared["replica_share_on_ssd"] if strategy == "move" else 0.0
+        share = shared["replica_share_on_ssd"] if strategy in ("move", "ec") else 0.0
         gain = {name: round(tput_shared[name]["ops_per_sec"]
                             / max(tput_isolated[name]["ops_per_sec"], 1e-9), 3)
                 for name in LOADS}
@@ -309,6 +307,27 @@ class StrategyBench:
                 "throughput": {"shared": tput_shared, "isolated": tput_isolated},
                 "gain_shared_over_isolated": gain, "model_gain": model, "switch": switch,
                 "round_secs": round(time.monotonic() - t0, 1)}
+
+    def managed_pool(self, strategy: str) -> int:
+        """The normal pool, managed by `strategy`: replicated of size SIZE, or
+        for ec erasure-coded k=SIZE-1 m=1 on the hdd class, one shard per host,
+        with overwrites (fio's rados engine writes within objects)."""
+        c = self.c
+        if strategy == "ec":
+            c.ceph("osd", "erasure-code-profile", "set", EC_PROFILE, f"k={SIZE - 1}", "m=1",
+                   "crush-device-class=hdd", "crush-failure-domain=host", "--force")
+            c.ceph("osd", "pool", "create", POOL, str(self.plan.pg_num),
+                   str(self.plan.pg_num), "erasure", EC_PROFILE)
+            c.ceph("osd", "pool", "set", POOL, "allow_ec_overwrites", "true")
+            c.ceph("osd", "pool", "application", "enable", POOL, "rados")
+            pool_id = next(int(p["pool_id"]) for p in c.json("osd", "pool", "ls", "detail")
+                           if p["pool_name"] == POOL)
+        else:
+            pool_id = c.create_pool(POOL, self.plan.pg_num, size=SIZE)
+        out = c.json("sla", "pool", "set", POOL, "normal", "--strategy", strategy, timeout=300)
+        if out.get("strategy") != strategy:
+            raise RuntimeError(f"pool set gave {out}")
+        return pool_id
 
     def pool_stats(self, pool_id: int) -> int:
         for p in self.c.json("df")["pools"]:

@@ -99,6 +99,34 @@ def test_smoke_run(tmp_path):
     assert "| copy |" in S.table(results) and "| move |" in S.table(results)
 
 
+def test_ec_smoke_run(tmp_path):
+    """bench.ec_bench at its smallest: an erasure-coded pool shared by its
+    shards (at most one of a PG's three on an ssd), isolated under urgent load."""
+    groups_before = blkio_groups("sla-strategy-")
+    out, work = tmp_path / "ec.json", tmp_path / "work"
+    work.mkdir()
+    p = subprocess.run([sys.executable, "-m", "bench.ec_bench", "--smoke", "--out", str(out)],
+                       cwd=ROOT, env={**os.environ, "TMPDIR": str(work)},
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-3000:]
+    results = json.loads(out.read_text())
+    assert own_processes(str(work)) == [] and list(work.iterdir()) == []
+    assert blkio_groups("sla-strategy-") == groups_before
+    prov = results["provenance"]
+    assert set(prov) >= PROVENANCE and prov["placement_design"] == "ec", prov
+    assert prov["command"].startswith("python3 -m bench.ec_bench --smoke"), prov
+    assert "erasure-coded k=2 m=1" in results["plan"]["pool"]
+    [r] = results["rounds"]
+    shared, sw = r["shared_placement"], r["switch"]
+    assert r["strategy"] == "ec" and shared["size"] == 3, r
+    assert shared["pgs_acting_on_ssd"] > 0 and 0 < shared["replica_share_on_ssd"] <= 1 / 3, r
+    assert sw["mode_after"] == "isolated" and sw["urgent_ops_during_switch"] > 0, sw
+    for mode in ("shared", "isolated"):
+        for load in LOADS:
+            assert r["throughput"][mode][load]["ops_per_sec"] > 0, (mode, load, r)
+    assert "| ec |" in S.table(results)
+
+
 # -- primary_affinity and data_metadata ------------------------------------------------
 
 def blkio_throttle() -> bool:
