@@ -23,10 +23,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from bench.common import emulated_main
 from bench.emulation import DeviceSpeeds
-from bench.strategy_bench import run_strategies, table
-from bench.strategy_cluster import FULL, SMOKE, Plan
+from bench.strategy_bench import rounds_main, run_strategies
+from bench.strategy_cluster import Plan
 
 STRATEGIES = ("ec",)
 
@@ -38,10 +37,7 @@ def run(plan: Plan, speeds: DeviceSpeeds, say: Callable[[str], None]) -> dict[st
 
 
 def main(argv: list[str] | None = None) -> int:
-    return emulated_main(argv, who="ec-bench", doc=__doc__, out="ec-strategy.json",
-                         tools=("fio", "rados", "ceph", "osdmaptool"), strategy="ec",
-                         smoke_help="smallest run (about 2 minutes)",
-                         run=run, sizes=(SMOKE, FULL), table=table)
+    return rounds_main(argv, "ec-bench", __doc__, "ec-strategy.json", "ec", 2, run)
 
 
 if __name__ == "__main__":

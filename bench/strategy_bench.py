@@ -95,11 +95,17 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-def main(argv: list[str] | None = None) -> int:
-    return emulated_main(argv, who="strategy-bench", doc=__doc__, out="strategies.json",
-                         tools=("fio", "rados", "ceph", "osdmaptool"), strategy="upmap+copy",
-                         smoke_help="smallest run (about 3 minutes)",
+def rounds_main(argv: list[str] | None, who: str, doc: str | None, out: str, design: str,
+                minutes: int, run: Callable[..., dict[str, Any]]) -> int:
+    """The command line of a benchmark of strategy rounds (this one, bench.ec_bench)."""
+    return emulated_main(argv, who=who, doc=doc, out=out, tools=("fio", "rados", "ceph",
+                         "osdmaptool"), strategy=design,
+                         smoke_help=f"smallest run (about {minutes} minutes)",
                          run=run, sizes=(SMOKE, FULL), table=table)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return rounds_main(argv, "strategy-bench", __doc__, "strategies.json", "upmap+copy", 3, run)
 
 
 if __name__ == "__main__":

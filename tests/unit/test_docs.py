@@ -511,9 +511,18 @@ FIGURES: dict[str, tuple[str, list[Callable[[dict[str, Any]], float]]]] = {
         lambda d: _tick_at(d, 10000)["epoch_tick_ms_p50"]]),
     "Test suite": ("suite.json", [
         lambda d: d["total_secs"] / 60]),
-    "Mini cluster start": ("minicluster.json", [
-        lambda d: d["osds"], lambda d: d["up_secs"], lambda d: d["rss_mib"]]),
+    "Erasure-coded pool, ec strategy": ("ec-strategy.json", [
+        lambda d: _ec_round(d)["gain_shared_over_isolated"]["mix70"], lambda d: 70,
+        lambda d: _ec_round(d)["gain_shared_over_isolated"]["read"],
+        lambda d: _ec_round(d)["gain_shared_over_isolated"]["write"],
+        lambda d: 2, lambda d: 1, lambda d: _ec_round(d)["volume_mb"],
+        lambda d: _ec_round(d)["switch"]["time_to_isolation_secs"]]),
 }
+
+
+def _ec_round(data: dict[str, Any]) -> dict[str, Any]:
+    """The ec benchmark's round with the most data."""
+    return max(data["rounds"], key=lambda r: r["volume_mb"])
 
 
 def _workload(data: dict[str, Any], case: str, pool: str) -> dict[str, Any]:
