@@ -266,11 +266,12 @@ class PoolCommands:
             if pool.pool_id not in normal:
                 continue
             pg_bytes = pg_bytes_by_seed(stats, pool.pool_id)
+            per_copy = max(pool.info.ec_k, 1) if pool.info.erasure else 1  # a shard: 1/k
             moves = model_of(pool.role).switch_moves(pool, maps, to)
             out.append({"pool": pool.info.name, "pool_id": pool.pool_id,
                         "strategy": pool.role.strategy.value, "pgs": len(pool.up),
                         "pgs_moving": len(moves), "replicas": sum(moves.values()),
-                        "bytes": sum(n * pg_bytes.get(parse_pgid(pg)[1], 0)
+                        "bytes": sum(n * pg_bytes.get(parse_pgid(pg)[1], 0) // per_copy
                                      for pg, n in moves.items())})
         return out
 

@@ -31,7 +31,7 @@ from ..switch_cost import (
     capped_gain,
     entries_cost,
 )
-from ..upmap.ec_plan import ec_target_share, own_mapping, plan_ec_pg
+from ..upmap.ec_plan import plan_ec_pool
 from .base import PoolUp, RuleNeeds
 
 
@@ -123,11 +123,7 @@ class EcModel:
             moved = {pg: sum(1 for _, to in pairs if to in urgent)
                      for pg, pairs in pool.items.items()}
             return {pg: n for pg, n in moved.items() if n}
-        share = ec_target_share(regions, info.ec_k, info.ec_m)
-        out = {}
-        for pg, up in pool.up.items():
-            pairs = plan_ec_pg(pg, own_mapping(up, pool.items.get(pg, ())), regions,
-                               info.ec_k, info.ec_m, share)
-            if pairs:
-                out[pg] = len(pairs)
-        return out
+        plan = plan_ec_pool(pool.up, pool.items, regions, info, "shared")
+        moved = {pg: sum(1 for pair in pairs if pair not in set(pool.items.get(pg, ())))
+                 for pg, pairs in plan.wanted.items()}
+        return {pg: n for pg, n in moved.items() if n}
