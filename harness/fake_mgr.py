@@ -244,6 +244,18 @@ class FakeCluster:
         rid = self.pools[pool_id]["crush_rule"]
         return next(n for n, i in self.rules.items() if i == rid)
 
+    def _rule_dump(self, name: str, rule_id: int) -> dict[str, Any]:
+        """A rule as `osd crush dump` has it: an erasure rule of the hdd class
+        (what an EC profile makes) for those in `hdd_takes` but ours, else a
+        replicated rule from the root."""
+        if name in self.hdd_takes and not name.startswith("sla_"):
+            return {"rule_id": rule_id, "rule_name": name, "type": 3, "steps": [
+                {"op": "take", "item": -3, "item_name": "default~hdd"},
+                {"op": "chooseleaf_indep", "num": 0, "type": "host"}, {"op": "emit"}]}
+        return {"rule_id": rule_id, "rule_name": name, "type": 1, "steps": [
+            {"op": "take", "item": -1, "item_name": "default"},
+            {"op": "chooseleaf_firstn", "num": 0, "type": "host"}, {"op": "emit"}]}
+
     # -- what the mgr serves ------------------------------------------------
     def get(self, what: str) -> Any:
         if what == "osd_map":
@@ -267,14 +279,12 @@ class FakeCluster:
             return {
                 "types": [{"type_id": 0, "name": "osd"}, {"type_id": 1, "name": "host"},
                           {"type_id": 10, "name": "root"}],
-                "devices": [{"id": o, "class": "ssd" if o % 2 else "hdd"} for o in range(8)],
-                "rules": [{"rule_id": i, "rule_name": n, "steps": [
-                    {"op": "take", "item": -1, "item_name": "default"},
-                    {"op": "chooseleaf_firstn", "num": 0, "type": "host"},
-                    {"op": "emit"}]} for n, i in self.rules.items()],
-                "buckets": [{"id": -1, "name": "default", "type_name": "root",
+                "devices": [{"id": o, "name": f"osd.{o}", "class": "ssd" if o % 2 else "hdd"}
+                            for o in range(8)],
+                "rules": [self._rule_dump(n, i) for n, i in self.rules.items()],
+                "buckets": [{"id": -1, "name": "default", "type_name": "root", "alg": "straw2",
                              "items": [{"id": -2 - h, "weight": 0x20000} for h in range(4)]}]
-                + [{"id": -2 - h, "name": f"h{h}", "type_name": "host",
+                + [{"id": -2 - h, "name": f"h{h}", "type_name": "host", "alg": "straw2",
                     "items": [{"id": 2 * h, "weight": 0x10000},
                               {"id": 2 * h + 1, "weight": 0x10000}]} for h in range(4)],
                 "choose_args": {str(p): [] for p in sorted(self.weight_sets)},

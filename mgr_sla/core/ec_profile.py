@@ -14,7 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..crush_rules.ec_rules import ec_profile_fit
+from ..crush_rules.crushmap import crushmap_from_dump
+from ..crush_rules.ec_rules import ec_profile_fit, ec_shared_rule
+from ..crush_rules.errors import CrushError
+from ..crush_rules.rules import RuleScope
 from .cluster import PoolInfo
 
 MDS_PLUGINS = ("jerasure", "isa", "clay")
@@ -82,3 +85,20 @@ def ec_misfit(info: PoolInfo, profile: EcProfile | None, scope: EcScope) -> str 
                          scope.failure_domain, scope.normal_class, scope.urgent_class)
     return f"{where}: {fit}" if fit else None
 
+
+def ec_rule_misfit(info: PoolInfo, crush: Mapping[str, Any], scope: EcScope) -> str | None:
+    """Why the EC pool's own rule (in the mgr's crush dump) cannot be copied into
+    its shared rule, or None: the generator's own check, before anything is
+    installed (e.g. Ceph's default profile takes the whole root, every class)."""
+    rules = RuleScope(failure_domain=scope.failure_domain, normal_class=scope.normal_class,
+                      urgent_class=scope.urgent_class)
+    try:
+        model = crushmap_from_dump(crush)
+        rule = model.rules.get(info.rule_id)
+        if rule is None:
+            return (f"pool '{info.name}' is erasure-coded, and its rule {info.rule_id} is "
+                    "not in the crush map")
+        ec_shared_rule(rule, model, rules)
+    except CrushError as e:
+        return f"pool '{info.name}' is erasure-coded, and its own {e}"
+    return None

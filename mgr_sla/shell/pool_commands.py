@@ -14,7 +14,7 @@ from mgr_module import HandleCommandResult
 
 from ..core.cluster import ClusterView, PoolInfo, pg_bytes_by_seed, pool_refusal
 from ..core.decision import Mode
-from ..core.ec_profile import EcScope, ec_misfit, ec_profile
+from ..core.ec_profile import EcScope, ec_misfit, ec_profile, ec_rule_misfit
 from ..core.models.registry import MODELS, auto_role, model_of, role_needs, target
 from ..core.settings import Settings
 from ..core.state import RULE_ISOLATED_NORMAL, PoolRole, Role, Strategy, UrgentPlacement
@@ -129,7 +129,8 @@ class PoolCommands:
         scope = EcScope(settings.failure_domain, settings.normal_class, settings.urgent_class,
                         regions.domains_of(settings.normal_class),
                         regions.domains_of(settings.urgent_class))
-        return ec_misfit(info, ec_profile(self._get("osd_map"), info.ec_profile), scope)
+        return ec_misfit(info, ec_profile(self._get("osd_map"), info.ec_profile), scope) \
+            or ec_rule_misfit(info, self._get("osd_map_crush"), scope)
 
     def _compat_refusal(self) -> str | None:
         """The client floor as the mon has it: the mgr's copy of the map may not

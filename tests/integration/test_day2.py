@@ -1,4 +1,4 @@
-"""Day 2 on a real cluster: an EC pool refused, a custom-rule pool
+"""Day 2 on a real cluster: an EC pool of the default profile refused, a custom-rule pool
 given back its rule, isolation despite inactive PGs elsewhere, flags that hold
 the switch to shared and say so, and `ceph sla off|on`."""
 from __future__ import annotations
@@ -19,12 +19,19 @@ def drop_pool(cluster: Cluster, name: str) -> None:
     cluster.ceph_raw("osd", "pool", "rm", name, name, "--yes-i-really-really-mean-it")
 
 
-def test_erasure_coded_pool_is_refused_naming_erasure_coding(sla_pools: Cluster) -> None:
+def test_an_ec_pool_of_the_default_profile_is_refused_naming_its_rule(sla_pools: Cluster
+                                                                         ) -> None:
+    """Ceph's default EC profile names no device class: its rule takes the whole
+    root, every class, so no normal region holds its shards; refused before
+    anything is installed, naming the rule."""
     cluster = sla_pools
     cluster.ceph("osd", "pool", "create", "ecpool", "8", "8", "erasure")
+    rules = cluster.json("osd", "crush", "rule", "ls")
     try:
         p = cluster.ceph_raw("sla", "pool", "set", "ecpool", "normal")
-        assert p.returncode != 0 and "erasure-coded" in p.stderr, p
+        assert p.returncode == 22 and "erasure-coded, and its own rule" in p.stderr, p
+        assert "takes default, not default class hdd" in p.stderr, p
+        assert cluster.json("osd", "crush", "rule", "ls") == rules  # nothing installed
         assert "ecpool" not in {x["name"] for x in cluster.sla_status()["pools"]}
     finally:
         drop_pool(cluster, "ecpool")

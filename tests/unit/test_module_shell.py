@@ -224,6 +224,10 @@ def test_an_erasure_coded_pool_that_does_not_fit_is_refused_naming_why(
     assert out.retval < 0 and "--strategy ec for erasure-coded ones" in out.stderr, out
     out = m.cmd_pool_set("ecpool", role=_role("urgent"))
     assert out.retval < 0 and "erasure-coded" in out.stderr
+    # its own rule must be an erasure rule of the normal class, checked before installing
+    out = m.cmd_pool_set("ecpool", role=_role("normal"))
+    assert out.retval < 0 and "erasure-coded, and its own rule replicated_rule is not an " \
+        "erasure rule" in out.stderr, out
     out = m.cmd_pool_set("bulk", role=_role("normal"), strategy=_strategy("ec"))
     assert out.retval < 0 and "is replicated: the ec strategy shares erasure-coded" in out.stderr
     assert cluster.rule_of(5) == cluster.rule_of(6) == "replicated_rule"
