@@ -99,8 +99,8 @@ class UrgentLoad:
 
 def bytes_per_pg(pool: NormalPool) -> float:
     """What one copy of a PG holds: a replica, or one shard (1/k) of an EC PG."""
-    shard = max(pool.info.ec_k, 1) if pool.info.erasure else 1
-    return pool.stored_bytes / pool.info.pg_num / shard if pool.info.pg_num else 0.0
+    info = pool.info
+    return pool.stored_bytes / info.pg_num / info.pieces_per_object if info.pg_num else 0.0
 
 
 def _projection(pool: NormalPool, kind: Strategy, facts: AdmissionFacts

@@ -41,6 +41,12 @@ class PoolInfo:
     ec_m: int = 0  # its coding shards per PG
 
     @property
+    def pieces_per_object(self) -> int:
+        """What one copy of a PG holds of its data: all of it (a replica), or
+        one of k pieces (a shard of an erasure-coded PG)."""
+        return max(self.ec_k, 1) if self.erasure else 1
+
+    @property
     def merging(self) -> bool:
         """A merge is under way or coming: the mgr steps pg_num down toward
         pg_num_target, one PG at a time (the balancer's `pools_with_pg_merge`),

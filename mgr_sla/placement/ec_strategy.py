@@ -50,7 +50,7 @@ class EcStrategy(EcModel):
         return EntryPlan(commands(plan, placing=not hold), plan.pending, status)
 
     def faults(self, pool: PoolUp, maps: MapSnapshot) -> MappingFaults:
-        return ec_faults(pool.up, pool.items, maps.regions, pool.info)
+        return ec_faults(pool.up, maps.regions, pool.info)
 
     def release(self, pool_id: int, role: PoolRole, view: ClusterView,
                 osd_map: dict[str, Any], urgent_osds: frozenset[int]) -> Released:

@@ -267,7 +267,7 @@ class PoolCommands:
             if pool.pool_id not in normal:
                 continue
             pg_bytes = pg_bytes_by_seed(stats, pool.pool_id)
-            per_copy = max(pool.info.ec_k, 1) if pool.info.erasure else 1  # a shard: 1/k
+            per_copy = pool.info.pieces_per_object
             moves = model_of(pool.role).switch_moves(pool, maps, to)
             out.append({"pool": pool.info.name, "pool_id": pool.pool_id,
                         "strategy": pool.role.strategy.value, "pgs": len(pool.up),

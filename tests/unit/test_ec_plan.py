@@ -127,7 +127,7 @@ def test_the_pool_plan_places_shards_then_takes_them_back() -> None:
     assert all(undo(up[pg], shared.wanted.get(pg, ())) == own[pg] for pg in own)
     again = plan_ec_pool(up, shared.wanted, regions, info, "shared")
     assert again.pending == 0 and again.wanted == shared.wanted
-    assert not ec_faults(up, shared.wanted, regions, info).any
+    assert not ec_faults(up, regions, info).any
     # isolated: every entry to an ssd goes, and protects (never waits as a shrink)
     back = plan_ec_pool(up, shared.wanted, regions, info, "isolated")
     assert set(back.remove) == set(shared.wanted) and not back.set_items and not back.shrinks
@@ -144,7 +144,7 @@ def test_a_splitting_pool_gets_no_new_entry() -> None:
 def test_the_checks_catch_more_than_m_shards_on_ssds_and_a_domain_twice() -> None:
     from mgr_sla.core.upmap.ec_plan import ec_faults
     regions, info = hosts(4), _pool(2)
-    found = ec_faults({"5.0": [1, 3, 4], "5.1": [0, 1, 4]}, {}, regions, info)
+    found = ec_faults({"5.0": [1, 3, 4], "5.1": [0, 1, 4]}, regions, info)
     assert found.no_normal == ("5.0",) and found.domain_twice == ("5.1",)
 
 

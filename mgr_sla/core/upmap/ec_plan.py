@@ -127,8 +127,8 @@ def plan_ec_pool(up_sets: Mapping[str, Sequence[int]], current: Mapping[str, Pai
                     shrinks=frozenset(remove) if goal == "shared" else frozenset())
 
 
-def ec_faults(up_sets: Mapping[str, Sequence[int]], current: Mapping[str, Pairs],
-              regions: Regions, pool: PoolInfo) -> MappingFaults:
+def ec_faults(up_sets: Mapping[str, Sequence[int]], regions: Regions, pool: PoolInfo
+              ) -> MappingFaults:
     """What must never be true of an EC pool's real up sets: an OSD holding
     two shards, two shards in one failure domain, more than m shards on urgent
     OSDs (fewer than k left on the normal region: `no_normal`)."""
