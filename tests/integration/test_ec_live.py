@@ -215,7 +215,10 @@ def test_the_module_shares_an_ec_pool_by_its_shards_and_takes_it_back(
         for pg, shards in up.items():
             faults = ec_shard_faults(own[pg], shards, layout)
             assert not faults, (pg, own[pg], shards, faults)
-        entry = _status(cluster)
+        # status reads the placement the module judged at its last epoch: it
+        # catches up with the map within a tick or two
+        entry = wait_for("status to count the shards on SSDs", lambda: (
+            e := _status(cluster)) and (e.get("upmaps") or {}).get("shards_on_urgent") and e, 30)
         assert entry["strategy"] == "ec" and entry["upmaps"]["shards_on_urgent"] > 0, entry
         cluster.ceph("sla", "mode", "isolated")
         wait_for("every shard back where the pool's own rule puts it",
