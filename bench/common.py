@@ -77,6 +77,9 @@ def emulated_main(argv: list[str] | None, *, who: str, doc: str | None, out: str
     except EmulationError as exc:
         print(f"{who}: {exc}", file=sys.stderr)
         return 2
+    # the release of the cluster the figures came from (a release root's), where
+    # the run says which
+    block["ceph_release"] = results.pop("ceph_release", block["ceph_release"])
     results = {"provenance": block, **results}
     write_json(args.out, results)
     print(table(results))

@@ -37,6 +37,7 @@ from __future__ import annotations
 if __name__ == "__main__" and not __package__:
     import _script  # noqa: F401  (bench/_script.py: runs this as python3 -m bench.<name>)
 
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -45,6 +46,7 @@ from typing import Any
 
 from bench.common import emulated_main, machine
 from bench.emulation import DeviceSpeeds
+from bench.provenance import ceph_release
 from bench.sla_plan import MODULE_CONFIG, THRESHOLD
 from bench.strategy_cluster import FULL, SIZE, SMOKE, Plan, strategy_cluster
 
@@ -65,6 +67,10 @@ def run_strategies(plan: Plan, speeds: DeviceSpeeds, say: Callable[[str], None],
         for mb in plan.volumes_mb:  # every strategy's code early, the big data last
             for strategy in strategies:
                 rounds.append(bench.round(strategy, mb, say))
+        # the cluster's tools: a release root's where it runs from one
+        release = ceph_release(bench.c.tool("ceph", "--version"))
+        tools = {name: subprocess.run(bench.c.tool(name, "--version"), capture_output=True,
+                                      text=True).stdout.strip() for name in ("ceph", "fio")}
     return {"rounds": rounds, "plan": {**asdict(plan), "osds": 8, "objectstore": "bluestore",
                                        "size": SIZE, "threshold_iops": list(THRESHOLD),
                                        "module": MODULE_CONFIG,
@@ -74,7 +80,8 @@ def run_strategies(plan: Plan, speeds: DeviceSpeeds, say: Callable[[str], None],
             "emulation": {"hdd_device_iops": speeds.hdd_iops, "ssd_device_iops": speeds.ssd_iops,
                           "mechanism": "cgroup v1 blkio.throttle.{read,write}_iops_device "
                                        "per OSD process"},
-            "machine_tools": machine(), "elapsed_secs": round(time.monotonic() - started, 1)}
+            "machine_tools": {**machine(), **tools}, "ceph_release": release,
+            "elapsed_secs": round(time.monotonic() - started, 1)}
 
 
 def table(results: dict[str, Any]) -> str:

@@ -2,11 +2,10 @@
 
 For each EC pool given (its id and its own erasure rule), generate.py writes
 ``sla_ec_<own rule>`` (ec_rules.py) and gives the pool the flat weight set the
-replicated normal pools get. Nothing may move when the pool takes the weight
-set, nor when it swaps rules; both are proved here on the compiled map with
-crushtool, for the pool's own placement seeds: every PG's shards under the
-own rule with the set, and under the shared rule with it, are those of the own
-rule without it. The own rule is read, never written.
+replicated normal pools get. Nothing may move when the pool swaps rules; that
+is proved here on the compiled map with crushtool, for the pool's own placement
+seeds: every PG's shards under the shared rule with the set are those of the
+own rule without it. The own rule is read, never written.
 """
 from __future__ import annotations
 
@@ -68,32 +67,48 @@ def ec_rule_blocks(shared: Mapping[str, EcSharedRule], rule_ids: Mapping[str, in
 
 
 def ec_failures(tools: Tools, text: str, pools: Sequence[EcPool],
-                shared: Mapping[str, EcSharedRule], flat: Sequence[ChooseArg]) -> list[str]:
-    """What moves when each pool takes its weight set and swaps to its shared
-    rule, on the generated map's text (empty: nothing)."""
+                shared: Mapping[str, EcSharedRule],
+                weight_sets: Mapping[int, Sequence[ChooseArg]]) -> list[str]:
+    """What moves when each pool swaps to its shared rule drawing with its
+    weight set (weight_sets[pool id]: the flat set generated, or the map's own
+    set when verifying it), on a map's text (empty: nothing); R5, and R4 for a
+    pool without a set.
+
+    The own rule is not tried with the set: it takes a class, and crushtool
+    gives the class shadow trees no weight set, while Ceph clones the pool's
+    set into them. The shared rule draws the same set on the real buckets, so
+    wherever the clone would move a shard (a reweight or a new OSD written
+    into the set, a drift), the shared rule maps unlike the tree too."""
     if not pools:
         return []
     bare = [b for b in parse_blocks(text) if b.kind != "choose_args"]
     plain = tools.compile(render_blocks(bare))
-    weighed = tools.compile(render_blocks([*bare, render_choose_args(
-        COMPAT_INDEX, flat, nearest=True)]))
     failures: list[str] = []
     by_source = {rule.source: rule for rule in shared.values()}
+    weighed_by_set: dict[tuple[ChooseArg, ...], bytes] = {}
     for pool in pools:
-        mine = by_source[pool.rule]
+        args = tuple(weight_sets.get(pool.pool_id) or ())
+        if not args:
+            failures.append(f"R4 pool {pool.pool_id}: no sla weight set")
+            continue
+        if args not in weighed_by_set:
+            weighed_by_set[args] = tools.compile(render_blocks([*bare, render_choose_args(
+                COMPAT_INDEX, args, nearest=True)]))
+        weighed, mine = weighed_by_set[args], by_source[pool.rule]
         ids = _ids_in(tools, weighed, (pool.rule, mine.name))
         reference = tools.rule_mappings(plain, ids[pool.rule], pool.size, SEEDS, pool.pool_id)
-        for label, rule in (("its own rule with its weight set", pool.rule),
-                            (mine.name, mine.name)):
-            got = tools.rule_mappings(weighed, ids[rule], pool.size, SEEDS, pool.pool_id)
-            moved = sum(1 for a, b in zip(reference, got) if a != b)
-            if moved or len(got) != len(reference):
-                failures.append(
-                    f"pool {pool.pool_id}: {label} maps {moved} of {len(reference)} placement "
-                    f"seeds unlike {pool.rule} (shards would move)")
+        got = tools.rule_mappings(weighed, ids[mine.name], pool.size, SEEDS, pool.pool_id)
+        moved = sum(1 for a, b in zip(reference, got) if a != b)
+        if moved or len(got) != len(reference):
+            failures.append(
+                f"R5 pool {pool.pool_id}: {mine.name} with its weight set maps {moved} of "
+                f"{len(reference)} placement seeds unlike {pool.rule} (shards would move)")
     return failures
 
 
 def _ids_in(tools: Tools, binary: bytes, names: Sequence[str]) -> dict[str, int]:
     rules = {str(r["rule_name"]): int(r["rule_id"]) for r in tools.dump(binary)["rules"]}
+    lacking = [name for name in names if name not in rules]
+    if lacking:
+        raise CrushError(f"the map has no rule {lacking[0]}; run 'ceph sla rules apply'")
     return {name: rules[name] for name in names}

@@ -269,8 +269,13 @@ def verify_map(
                          [urgent_id] if urgent_id is not None else [], normal_args, hybrid_args)
         # the real pools carry the weight sets already: do not re-add them
     report = verify_rules(tools, blocks, crush, topo, plan, copy_sizes=options.copy_sizes)
-    verified = list(options.pool_ids) + list(options.urgent_pool_ids) + [normal_id]
+    ec = tuple(pool.pool_id for pool in options.ec_pools)
+    verified = list(options.pool_ids) + list(options.urgent_pool_ids) + [normal_id, *ec]
     failures, warnings = positional_failures(crush, verified)
+    # each EC pool's own set, as the map has it (a drift of its own is repaired too)
+    failures += ec_failures(tools, render_blocks(blocks), options.ec_pools,
+                            ec_shared_rules(crush, topo.scope, options.ec_pools),
+                            crush.choose_args)
     return VerifyReport(report.rules, report.pair, report.target_urgent_share,
                         report.failures + tuple(failures), report.warnings + tuple(warnings),
                         report.extra, report.copy_rules)
@@ -316,7 +321,7 @@ def generate(
     report = verify_rules(tools, base, crush, topo, plan, copy_sizes=options.copy_sizes)
     report = VerifyReport(
         report.rules, report.pair, report.target_urgent_share, report.failures + tuple(
-            ec_failures(tools, tools.decompile(binary), options.ec_pools, ec, shared)),
+            ec_failures(tools, tools.decompile(binary), options.ec_pools, ec, choose_args)),
         report.warnings + tuple(notes) + tuple(warnings),
         {"weight_set_positions": MAX_POSITIONS, "upgraded_pools": list(upgraded)},
         report.copy_rules,

@@ -13,7 +13,9 @@
 # docs/release-roots.md for running daemons from a root. `ensure` needs root.
 set -euo pipefail
 
-PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common ceph-base)
+# fio (with its rados engine, against the root's own librados) drives the
+# benchmarks' clients on a root's cluster.
+PACKAGES=(ceph-mon ceph-mgr ceph-osd ceph-common ceph-base fio)
 
 die() { echo "release-root: $*" >&2; exit 1; }
 usage() { die "usage: release-root.sh ensure|path reef|tentacle|py39 [--cache DIR]"; }
@@ -91,7 +93,34 @@ mkdir -p "$cache"
 exec 9>"$cache/.lock"
 flock 9   # one builder per cache; later callers wait and then find the root ready
 
+# The packages of PACKAGES a ready root lacks (one built before a package was added).
+missing_in() {
+    local p
+    for p in "${PACKAGES[@]}"; do
+        chroot "$1" dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q ' installed$' || echo "$p"
+    done
+}
+
+# Install packages into a ready root in place; a failure leaves the root as it was.
+top_up() {
+    local r=$1; shift
+    echo "release-root: adding $* to the $release root"
+    mount -t proc proc "$r/proc"
+    mount -t sysfs sys "$r/sys"
+    mount --bind /dev "$r/dev"
+    local rc=0
+    { chroot "$r" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 \
+        apt-get -o Acquire::Check-Valid-Until=false update &&
+      chroot "$r" env DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 \
+        apt-get -o Acquire::Check-Valid-Until=false install -y --no-install-recommends "$@" &&
+      chroot "$r" apt-get clean; } || rc=$?
+    umount_below "$r"
+    [ $rc = 0 ] || die "could not add $* to $r (see above); rerun to retry"
+}
+
 if [ -f "$root/.sla-root-ok" ]; then
+    mapfile -t lacking < <(missing_in "$root")
+    [ ${#lacking[@]} = 0 ] || top_up "$root" "${lacking[@]}"
     echo "$root" >&3
     exit 0
 fi

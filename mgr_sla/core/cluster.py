@@ -69,6 +69,33 @@ def _int(entry: Mapping[str, Any], key: str, default: int) -> int:
         return default
 
 
+@dataclass(frozen=True)
+class EcProfile:
+    """One `erasure_code_profiles` entry of the osd_map dump (all strings there)."""
+
+    name: str
+    k: int
+    m: int
+    plugin: str
+    failure_domain: str  # crush-failure-domain (Ceph's default: host)
+    device_class: str  # crush-device-class ('' for every class)
+
+
+def ec_profile(osd_map: Mapping[str, Any], name: str) -> EcProfile | None:
+    """The profile `name` of the osd_map dump, None when the map has none of that name."""
+    return _profile(osd_map.get("erasure_code_profiles"), name)
+
+
+def _profile(profiles: Mapping[str, Any] | None, name: str) -> EcProfile | None:
+    raw = (profiles or {}).get(name) if name else None
+    if not isinstance(raw, Mapping):
+        return None
+    return EcProfile(name, _int(raw, "k", 0), _int(raw, "m", 0),
+                     str(raw.get("plugin") or "jerasure"),
+                     str(raw.get("crush-failure-domain") or "host"),
+                     str(raw.get("crush-device-class") or ""))
+
+
 def pool_info(p: Mapping[str, Any], ec_profiles: Mapping[str, Any] | None = None) -> PoolInfo:
     """A PoolInfo from one `pools` entry of the osd_map dump. Pacific through
     Tentacle dump every field used here (`pg_pool_t::dump`: `min_size`,
@@ -78,7 +105,7 @@ def pool_info(p: Mapping[str, Any], ec_profiles: Mapping[str, Any] | None = None
     pg_num = _int(p, "pg_num", 0)
     pgp_num = _int(p, "pg_placement_num", _int(p, "pgp_num", pg_num))
     size = int(p["size"])
-    profile = (ec_profiles or {}).get(str(p.get("erasure_code_profile") or "")) or {}
+    profile = _profile(ec_profiles, str(p.get("erasure_code_profile") or ""))
     return PoolInfo(
         int(p["pool"]), str(p["pool_name"]), int(p["crush_rule"]), size,
         int(p.get("type", 1)) == 3,
@@ -92,8 +119,8 @@ def pool_info(p: Mapping[str, Any], ec_profiles: Mapping[str, Any] | None = None
         pg_autoscale_mode=str(p.get("pg_autoscale_mode") or ""),
         flags=frozenset(f for f in str(p.get("flags_names") or "").split(",") if f),
         ec_profile=str(p.get("erasure_code_profile") or ""),
-        ec_k=_int(profile, "k", 0) if isinstance(profile, Mapping) else 0,
-        ec_m=_int(profile, "m", 0) if isinstance(profile, Mapping) else 0,
+        ec_k=profile.k if profile else 0,
+        ec_m=profile.m if profile else 0,
     )
 
 

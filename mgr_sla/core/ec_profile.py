@@ -1,5 +1,5 @@
-"""An erasure-coded pool's profile as the osd_map has it, and whether the
-cluster could share the pool by moving shards. Pure.
+"""Whether the cluster could share an erasure-coded pool by moving shards (its
+profile as core/cluster.py reads it from the osd_map). Pure.
 
 Sharing an EC pool moves up to m of each PG's k+m shards onto urgent OSDs in
 place (crush_rules/ec_rules.py, core/upmap/ec_plan.py): the k left on the
@@ -18,37 +18,9 @@ from ..crush_rules.crushmap import crushmap_from_dump
 from ..crush_rules.ec_rules import ec_profile_fit, ec_shared_rule
 from ..crush_rules.errors import CrushError
 from ..crush_rules.rules import RuleScope
-from .cluster import PoolInfo
+from .cluster import EcProfile, PoolInfo
 
 MDS_PLUGINS = ("jerasure", "isa", "clay")
-
-
-@dataclass(frozen=True)
-class EcProfile:
-    """One `erasure_code_profiles` entry of the osd_map dump (all strings there)."""
-
-    name: str
-    k: int
-    m: int
-    plugin: str
-    failure_domain: str  # crush-failure-domain (Ceph's default: host)
-    device_class: str  # crush-device-class ('' for every class)
-
-
-def ec_profile(osd_map: Mapping[str, Any], name: str) -> EcProfile | None:
-    """The profile `name` of the osd_map dump, None when the map has none of that name."""
-    raw = (osd_map.get("erasure_code_profiles") or {}).get(name)
-    if not isinstance(raw, Mapping):
-        return None
-
-    def number(key: str) -> int:
-        try:
-            return int(str(raw.get(key, "0")))
-        except ValueError:
-            return 0
-    return EcProfile(name, number("k"), number("m"), str(raw.get("plugin") or "jerasure"),
-                     str(raw.get("crush-failure-domain") or "host"),
-                     str(raw.get("crush-device-class") or ""))
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from typing import Any, Callable
 
 from mgr_module import HandleCommandResult
 
-from ..core.cluster import ClusterView, PoolInfo, pg_bytes_by_seed, pool_refusal
+from ..core.cluster import ClusterView, PoolInfo, ec_profile, pg_bytes_by_seed, pool_refusal
 from ..core.decision import Mode
-from ..core.ec_profile import EcScope, ec_misfit, ec_profile, ec_rule_misfit
+from ..core.ec_profile import EcScope, ec_misfit, ec_rule_misfit
 from ..core.models.registry import MODELS, auto_role, model_of, role_needs, target
 from ..core.settings import Settings
 from ..core.state import RULE_ISOLATED_NORMAL, PoolRole, Role, Strategy, UrgentPlacement

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from mgr_sla.core.cluster import PoolInfo, pool_info
-from mgr_sla.core.ec_profile import EcProfile, EcScope, ec_misfit, ec_profile
+from mgr_sla.core.cluster import EcProfile, PoolInfo, ec_profile, pool_info
+from mgr_sla.core.ec_profile import EcScope, ec_misfit
 
 # as `ceph osd dump -f json` has them: every value a string
 OSD_MAP = {"erasure_code_profiles": {

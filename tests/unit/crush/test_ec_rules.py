@@ -198,13 +198,43 @@ def test_the_proof_fails_on_a_weight_set_that_moves_shards():
     blocks.insert(max(i for i, b in enumerate(blocks) if b.kind == "rule") + 1,
                   render_ec_rule(shared["sla_ec_ecpool"], 10, with_sizes=True))
     topo = analyse(crush, DEFAULT_SCOPE, 3)
-    good = ec_failures(TOOLS, render_blocks(blocks), pools, shared, flat_choose_args(crush, topo))
+    good = ec_failures(TOOLS, render_blocks(blocks), pools, shared,
+                       {7: flat_choose_args(crush, topo)})
     assert good == []
     own_weights = tuple(ChooseArg(b.id, (tuple(i.weight for i in b.items),))
                         for b in crush.buckets_under(topo.root.id))
-    bad = ec_failures(TOOLS, render_blocks(blocks), pools, shared, own_weights)
-    assert bad and "sla_ec_ecpool maps" in bad[-1] and "shards would move" in bad[-1], bad
+    bad = ec_failures(TOOLS, render_blocks(blocks), pools, shared, {7: own_weights})
+    assert bad and "R5 pool 7: sla_ec_ecpool with" in bad[-1] and "shards would move" in bad[-1]
+    assert ec_failures(TOOLS, render_blocks(blocks), pools, shared, {}) == [
+        "R4 pool 7: no sla weight set"]
 
+
+
+def test_verify_finds_an_ec_pools_own_weight_set_drifted():
+    """A weight set Ceph changed under the EC pool alone (a reweight written
+    into it) fails R5 for that pool, which the module's verifier repairs; the
+    untouched map passes."""
+    from crush_rules.crushmap import ChooseArg
+    from crush_rules.ec_generate import EcPool
+    from crush_rules.generate import GenerateOptions, generate, verify_map
+    text, crush = _with_own_rule("paper", 3)
+    options = GenerateOptions(pool_ids=(3,), ec_pools=(EcPool(7, "ecpool", 3),))
+    gen = generate(TOOLS, TOOLS.compile(text), options)
+    assert gen.report.ok, gen.report.failures
+    assert verify_map(TOOLS, gen.binary, options).ok
+    # osd.0 (hdd) reweighted to a tenth, in pool 7's set only
+    flat = crushmap_from_dump(TOOLS.dump(gen.binary)).choose_args[7]
+    buckets = {b.id: b for b in crush.buckets_under(analyse(crush, DEFAULT_SCOPE, 3).root.id)}
+    assert crush.devices[0] == "hdd"
+    drifted = render_choose_args(7, tuple(
+        ChooseArg(a.bucket_id, (tuple(w // 10 if i.id == 0 else w for i, w in zip(
+            buckets[a.bucket_id].items, a.weight_set[0])),)) for a in flat))
+    blocks = [drifted if (b.kind, b.key) == ("choose_args", "7") else b
+              for b in parse_blocks(TOOLS.decompile(gen.binary))]
+    report = verify_map(TOOLS, TOOLS.compile(render_blocks(blocks)), options)
+    assert [f for f in report.failures if f.startswith("R5 pool 7: sla_ec_ecpool with its weight")
+            and "shards would move" in f], report.failures
+    assert not [f for f in report.failures if "pool 3" in f], report.failures
 
 @pytest.mark.parametrize("pools,words", [
     ((("ecpool", 7, 3), ("ecpool", 7, 3)), "given twice"),
