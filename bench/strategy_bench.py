@@ -97,9 +97,17 @@ def table(results: dict[str, Any]) -> str:
             f"{s['write']['ops_per_sec']:.0f} | {i['mix70']['ops_per_sec']:.0f} / "
             f"{i['write']['ops_per_sec']:.0f} | {g['mix70']:.2f} ({m['mix70']}) / "
             f"{g['write']:.2f} ({m['write']}) | {r['to_shared_secs']:.0f} s "
-            f"| {sw['time_to_isolation_secs']:.1f} s | {sw['epochs_to_isolation']} "
+            f"| {isolation_text(sw)} | {sw['epochs_to_isolation']} "
             f"| {sw['urgent_p99_ms_during_switch']} ms | {sw['degraded_pgs_seen']} |")
     return "\n".join(rows)
+
+
+def isolation_text(switch: dict[str, Any]) -> str:
+    """The switch's time to isolation, or that it missed its deadline."""
+    if switch["time_to_isolation_secs"] is not None:
+        return f"{switch['time_to_isolation_secs']:.1f} s"
+    return (f"not in {switch['not_isolated_after_secs']:.0f} s "
+            f"({switch['pgs_on_ssd_at_deadline']} PGs on ssd)")
 
 
 def rounds_main(argv: list[str] | None, who: str, doc: str | None, out: str, design: str,

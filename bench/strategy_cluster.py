@@ -42,6 +42,7 @@ class Plan:
     block_kb: int = 16
     pg_num: int = 32
     settle_secs: float = 5.0  # urgent load kept on after isolation
+    switch_secs: float = 300.0  # the switch to isolated under urgent load, at most
 
 
 FULL = Plan((64, 512), normal_secs=12)
@@ -49,6 +50,14 @@ SMOKE = Plan((8,), normal_secs=3, settle_secs=2.0)  # one volume: the code, not 
 
 
 # -- the cluster ------------------------------------------------------------------
+
+class SwitchMissed(Exception):
+    """The pool still acts on ssd OSDs at the switch's deadline."""
+
+    def __init__(self, on_ssd: int) -> None:
+        super().__init__(f"{on_ssd} PGs still acting on ssd")
+        self.on_ssd = on_ssd
+
 
 class StrategyBench:
     def __init__(self, cluster: Cluster, plan: Plan, workdir: Path) -> None:
@@ -185,9 +194,11 @@ class StrategyBench:
 
     # the switch
 
-    def switch_under_urgent_load(self, pool_id: int, timeout: float = 600) -> dict[str, Any]:
+    def switch_under_urgent_load(self, pool_id: int) -> dict[str, Any]:
         """mode auto, urgent client on: time to isolation from the map, epochs,
-        urgent latency, degraded PGs seen."""
+        urgent latency, degraded PGs seen; a switch that does not end within
+        plan.switch_secs is a result too (time_to_isolation_secs None, the PGs
+        still acting on ssd then)."""
         epoch0, _, _ = self.acting(pool_id)
         self.c.ceph("sla", "mode", "auto")
         log = self.workdir / f"urgent-{time.monotonic_ns()}"
@@ -197,8 +208,15 @@ class StrategyBench:
                      f"--write_lat_log={log}", "--log_avg_msec=0"),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         seen = SwitchSeen(time.monotonic())
+        missed: dict[str, Any] = {}
         try:
-            tti, epoch_iso = self.await_isolation(pool_id, proc, seen, timeout)
+            try:
+                tti, epoch_iso = self.await_isolation(pool_id, proc, seen,
+                                                      self.plan.switch_secs)
+            except SwitchMissed as exc:
+                tti, epoch_iso = self.plan.switch_secs, self.acting(pool_id)[0]
+                missed = {"not_isolated_after_secs": self.plan.switch_secs,
+                          "pgs_on_ssd_at_deadline": exc.on_ssd}
             settle_end = time.monotonic() + self.plan.settle_secs
             while time.monotonic() < settle_end:
                 seen.sample(self.pg_stats())
@@ -211,7 +229,8 @@ class StrategyBench:
         lat = urgent_latencies(log)
         epoch_end = self.acting(pool_id)[0]
         return {
-            "time_to_isolation_secs": round(tti, 2), "map_polls": seen.polls,
+            "time_to_isolation_secs": None if missed else round(tti, 2), **missed,
+            "map_polls": seen.polls,
             "map_first_isolated_secs": round(seen.first_map[0], 2) if seen.first_map else None,
             "epochs_to_isolation": epoch_iso - epoch0, "epoch_start": epoch0,
             "degraded_pgs_seen": len(seen.degraded),
@@ -242,8 +261,7 @@ class StrategyBench:
                 seen.first_map = None
             seen.sample(self.pg_stats())
             if now - seen.started > timeout:
-                raise RuntimeError(f"still {self.on_ssd(acting)} PGs acting on ssd "
-                                   f"after {timeout:.0f} s")
+                raise SwitchMissed(self.on_ssd(acting))
             if proc.poll() is not None:
                 raise RuntimeError(f"urgent fio ended early (rc {proc.returncode})")
             time.sleep(0.05)  # map polls answer in milliseconds: do not spin on the mon
@@ -289,8 +307,13 @@ class StrategyBench:
         switch = self.switch_under_urgent_load(pool_id)
         switch["module_record"] = self.history_record(wall - 1)
         say(f"{strategy} {megabytes} MB: switch {switch}")
+        t2 = time.monotonic()
         c.ceph("sla", "mode", "isolated")
         self.wait_isolated(pool_id, switch["epoch_start"], 900)
+        if switch["time_to_isolation_secs"] is None:  # ended pinned, the urgent load off
+            switch["isolated_pinned_after_secs"] = round(time.monotonic() - t2, 1)
+            say(f"{strategy} {megabytes} MB: isolated, pinned, after "
+                f"{switch['isolated_pinned_after_secs']} s more")
         tput_isolated = self.throughput()
         say(f"{strategy} {megabytes} MB: isolated throughput {tput_isolated}")
         stats = self.pool_stats(pool_id)

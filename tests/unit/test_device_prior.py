@@ -200,15 +200,18 @@ def _counters(cluster: FakeCluster, hdd: tuple[float, float], ssd: tuple[float, 
 
 
 def _shared_after_quiet(prior: str, ssd_op_bytes: float = KIB16,
-                        calibration: dict[str, float] | None = None
+                        calibration: dict[str, float] | None = None, erasure: bool = False
                         ) -> tuple[FakeCluster, Any, dict[str, Any]]:
-    """An auto pool at 90% reads, urgent clients quiet from the start, the
-    SSDs answering at a third of the HDDs' speed (on ops of `ssd_op_bytes`);
-    `calibration` the IOPS per class `ceph sla advise --calibrate` stored;
-    min_gain 1.05."""
+    """An auto pool at 90% reads (`erasure`: EC 2+1 on its own rule ecpool),
+    urgent clients quiet from the start, the SSDs answering at a third of the
+    HDDs' speed (on ops of `ssd_op_bytes`); `calibration` the IOPS per class
+    `ceph sla advise --calibrate` stored; min_gain 1.05."""
     cluster = FakeCluster()
     cluster.add_pool(1, "fast", "sla_isolated_urgent")
-    cluster.add_pool(3, "mixed", "replicated_rule")
+    if erasure:
+        cluster.rules.update(ecpool=7, sla_ec_ecpool=8)
+        cluster.hdd_takes.add("ecpool")
+    cluster.add_pool(3, "mixed", "ecpool" if erasure else "replicated_rule", erasure=erasure)
     _counters(cluster, hdd=(8.0, 20.0), ssd=(24.0, 60.0), ssd_op_bytes=ssd_op_bytes)
     store = {} if calibration is None else {"calibration": json.dumps(
         {"time": 0.0, "classes": {c: {"iops": v, "osds": [0]} for c, v in calibration.items()}})}
@@ -230,6 +233,18 @@ def _shared_after_quiet(prior: str, ssd_op_bytes: float = KIB16,
     status = json.loads(m.cmd_status(format=OutputFormat.JSON).stdout)
     assert status["mode"] == "shared", status
     return cluster, m, next(p for p in status["pools"] if p["name"] == "mixed")
+
+
+def test_slow_ssds_keep_an_ec_pool_on_its_own_rule_before_its_first_switch() -> None:
+    """The ec strategy's prior too: an EC op waits for every shard it touches,
+    so slow SSDs holding one shard slow the whole op; the model alone shares."""
+    cluster, _, pool = _shared_after_quiet("devices", erasure=True)
+    assert pool["strategy"] == "ec" and cluster.rule_of(3) == "ecpool", pool
+    assert not any(pg.startswith("3.") for pg in cluster.upmaps)
+    why = pool["kept_isolated"] or ""
+    assert why.startswith("expected gain ") and "(devices: " in why, pool
+    cluster, _, pool = _shared_after_quiet("model", erasure=True)
+    assert pool["kept_isolated"] is None and cluster.rule_of(3) == "sla_ec_ecpool", pool
 
 
 def test_slow_ssds_keep_a_pool_isolated_before_its_first_switch_and_say_why() -> None:
