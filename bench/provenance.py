@@ -55,9 +55,12 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def command(module: str, argv: Sequence[str]) -> str:
-    """The command line that runs `module` (e.g. 'bench.tick_bench') with `argv`."""
-    return shlex.join(["python3", "-m", module, *argv])
+def command(module: str, argv: Sequence[str], env: Mapping[str, str] = os.environ) -> str:
+    """The command line that runs `module` (e.g. 'bench.tick_bench') with `argv`,
+    and the release its clusters run when that is not the host's (SLA_RELEASE)."""
+    release = env.get("SLA_RELEASE", "")
+    prefix = [f"SLA_RELEASE={release}"] if release and release != "pacific" else []
+    return shlex.join([*prefix, "python3", "-m", module, *argv])
 
 
 def memory_gib(meminfo: str) -> float | str:

@@ -201,7 +201,8 @@ class StrategyBench:
         still acting on ssd then)."""
         epoch0, _, _ = self.acting(pool_id)
         self.c.ceph("sla", "mode", "auto")
-        log = self.workdir / f"urgent-{time.monotonic_ns()}"
+        # under the cluster dir: a release root sees it at the same path
+        log = self.c.path / f"urgent-{time.monotonic_ns()}"
         proc = subprocess.Popen(
             self.fio("urgent", "--name=urgent", "--rw=randwrite", "--bs=4k", "--iodepth=8",
                      "--nrfiles=4", "--size=4M", "--time_based", "--runtime=900",

@@ -65,14 +65,16 @@ def timed(fn: Any) -> float:
 
 def managed_module(cluster: ScaledCluster) -> Any:
     """The real Module on the fake mgr, pool 2 urgent and pool 1 normal (moved by
-    pg_upmap_items: the 'upmap' design)."""
+    pg_upmap_items: the 'upmap' design; its shards by the ec strategy when
+    erasure-coded)."""
     from mgr_sla.core.state import Role, Strategy
 
     m = make_module(cluster, {}, dict(MODULE_OPTIONS))  # type: ignore[arg-type]
     m.get_osdmap = cluster.osdmap
     m._rules.replace_check(lambda options: None)  # crushtool on a fake map: not what is measured
     assert m.cmd_pool_set("fast", role=Role.URGENT).retval == 0
-    done = m.cmd_pool_set("bulk", role=Role.NORMAL, strategy=Strategy.MOVE)
+    done = m.cmd_pool_set("bulk", role=Role.NORMAL,
+                          strategy=Strategy.EC if cluster.ec else Strategy.MOVE)
     assert done.retval == 0, done
     return m
 
@@ -182,13 +184,13 @@ def scrapes(m: Any, times: int) -> list[float]:
     return [timed(scrape) for _ in range(times)]
 
 
-def run(osds: int, pools: int, pgs: int, n_quiet: int, n_epoch: int, more_pools: int = 0
-        ) -> dict[str, Any]:
+def run(osds: int, pools: int, pgs: int, n_quiet: int, n_epoch: int, more_pools: int = 0,
+        ec: bool = False) -> dict[str, Any]:
     install_fake_mgr_module()
     from mgr_sla.shell.commands_io import OutputFormat
 
     built = time.perf_counter()
-    cluster = ScaledCluster(osds, pools, pgs)
+    cluster = ScaledCluster(osds, pools, pgs, ec=ec)
     cluster.get("osd_map")  # build the dumps once, outside the timings
     setup_secs = time.perf_counter() - built
     m = managed_module(cluster)
@@ -204,7 +206,8 @@ def run(osds: int, pools: int, pgs: int, n_quiet: int, n_epoch: int, more_pools:
     many = admissions(m, max(3, n_epoch // 2))
     return {
         "osds": cluster.osd_count, "pools": len(cluster.pg_num), "pgs": len(cluster.raw),
-        "managed": {"normal_pool_pgs": cluster.pg_num[1], "urgent_pool_pgs": cluster.pg_num[2]},
+        "managed": {"normal_pool_pgs": cluster.pg_num[1], "urgent_pool_pgs": cluster.pg_num[2],
+                    "normal_pool": "erasure-coded 2+1, ec" if ec else "replicated 3, move"},
         "quiet_tick_ms_p50": round(statistics.median(quiet), 3),
         "quiet_tick_ms_p99": round(percentile(quiet, 99), 3),
         "epoch_tick_ms_p50": round(statistics.median(epoch), 2),
@@ -221,12 +224,17 @@ def run(osds: int, pools: int, pgs: int, n_quiet: int, n_epoch: int, more_pools:
         "gets_in_quiet_ticks": quiet_gets,
         "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "upmap_entries": len(cluster.upmaps),
-        "normal_pool_urgent_share": next(p for p in placed if p["pool_id"] == 1)["upmaps"][
-            "urgent_replica_share"],
+        "normal_pool_urgent_share": urgent_share(next(p for p in placed if p["pool_id"] == 1)),
         "ticks": {"quiet": n_quiet, "epoch": n_epoch}, "module_options": MODULE_OPTIONS,
         "setup_secs": round(setup_secs, 1),
         "python": sys.version.split()[0],
     }
+
+
+def urgent_share(pool: dict[str, Any]) -> float:
+    """The share of the pool's copies (replicas, or shards) on urgent OSDs."""
+    upmaps = pool["upmaps"]
+    return float(upmaps.get("urgent_replica_share", upmaps.get("urgent_shard_share", 0.0)))
 
 
 def verdicts(result: dict[str, Any]) -> list[str]:
@@ -245,13 +253,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--epoch-ticks", type=int, default=10)
     parser.add_argument("--more-normal-pools", type=int, default=100,
                         help="then manage this many more normal pools and time the admission")
+    parser.add_argument("--ec", action="store_true",
+                        help="the managed normal pool erasure-coded (k=2 m=1), ec strategy")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     for name in ("osds", "pools", "pgs", "quiet_ticks", "epoch_ticks"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
     result = run(args.osds, args.pools, args.pgs, args.quiet_ticks, args.epoch_ticks,
-                 args.more_normal_pools)
+                 args.more_normal_pools, args.ec)
     result["provenance"] = provenance.provenance(
         "bench.tick_bench", sys.argv[1:] if argv is None else argv, provenance.NO_CEPH,
         provenance.CURRENT_DESIGN)

@@ -28,7 +28,9 @@ PG_LIMIT_DEFAULTS = {"mon_max_pg_per_osd": 250, "osd_max_pg_per_osd_hard_ratio":
 class ScaledCluster:
     """The mgr's data for a cluster of the given size, in the dumps' shape."""
 
-    def __init__(self, osds: int, pools: int, pgs: int, seed: int = 7) -> None:
+    def __init__(self, osds: int, pools: int, pgs: int, seed: int = 7, ec: bool = False
+                 ) -> None:
+        """ec: pool 1 erasure-coded (k=2 m=1 on its own rule, hdd, one shard per host)."""
         per_host = HDD_PER_HOST + SSD_PER_HOST
         self.hosts = max(3, osds // per_host)
         self.osd_count = self.hosts * per_host
@@ -52,6 +54,10 @@ class ScaledCluster:
             self.pg_num[p] = max(1, rest // others)
         self.pool_rule = {p: 0 for p in self.pg_num}
         self.pool_rule[1], self.pool_rule[2] = 1, 2
+        self.ec = ec
+        if ec:  # the rule its profile made, and the one `sla rules apply` adds for it
+            self.rules.update(ecpool=5, sla_ec_ecpool=6)
+            self.pool_rule[1] = 5
         self.host_of = {o: o // per_host for o in range(self.osd_count)}
         self.cls = {o: "hdd" if o % per_host < HDD_PER_HOST else "ssd"
                     for o in range(self.osd_count)}
@@ -132,8 +138,13 @@ class ScaledCluster:
             "epoch": self.epoch, "crush_version": self.epoch, "flags": "sortbitwise",
             "nearfull_ratio": 0.85, "require_min_compat_client": "luminous",
             "pools": [{"pool": p, "pool_name": self._name(p), "type": 1, "size": 3,
-                       "min_size": 2, "crush_rule": self.pool_rule[p], "pg_num": n}
+                       "min_size": 2, "crush_rule": self.pool_rule[p], "pg_num": n,
+                       **({"type": 3, "erasure_code_profile": "ec21"}
+                          if self.ec and p == 1 else {})}
                       for p, n in self.pg_num.items()],
+            "erasure_code_profiles": {"ec21": {
+                "k": "2", "m": "1", "plugin": "jerasure", "crush-device-class": "hdd",
+                "crush-failure-domain": "host"}},
             "osds": [{"osd": o, "up": 1, "in": 1, "weight": 1.0}
                      for o in range(self.osd_count)],
             "pg_upmap_items": [
@@ -144,9 +155,11 @@ class ScaledCluster:
     def _crush_dump(self) -> dict[str, Any]:
         per_host = HDD_PER_HOST + SSD_PER_HOST
         buckets = [{"id": -1, "name": "default", "type_id": 10, "type_name": "root",
+                    "alg": "straw2",
                     "items": [{"id": -2 - h, "weight": per_host << 16}
                               for h in range(self.hosts)]}]
         buckets += [{"id": -2 - h, "name": f"host{h}", "type_id": 1, "type_name": "host",
+                     "alg": "straw2",
                      "items": [{"id": h * per_host + i, "weight": 1 << 16}
                                for i in range(per_host)]} for h in range(self.hosts)]
         steps = [{"op": "take", "item": -1, "item_name": "default"},
@@ -157,8 +170,13 @@ class ScaledCluster:
             "devices": [{"id": o, "name": f"osd.{o}", "class": self.cls[o]}
                         for o in range(self.osd_count)],
             "buckets": buckets,
-            "rules": [{"rule_id": i, "rule_name": n, "steps": steps}
-                      for n, i in self.rules.items()],
+            "rules": [{"rule_id": i, "rule_name": n, "type": 1, "steps": steps}
+                      for n, i in self.rules.items() if "ec" not in n] + [
+                {"rule_id": i, "rule_name": n, "type": 3, "steps": [
+                    {"op": "take", "item": -1, "item_name": "default"} if n.startswith("sla_")
+                    else {"op": "take", "item": -1 - 2 * self.hosts, "item_name": "default~hdd"},
+                    {"op": "chooseleaf_indep", "num": 0, "type": "host"}, {"op": "emit"}]}
+                for n, i in self.rules.items() if "ec" in n],
             # the managed pools' weight sets, as `sla rules apply` would leave them
             "choose_args": {str(p): [] for p in sorted(self.weight_sets)},
         }
@@ -187,7 +205,7 @@ class ScaledCluster:
         if prefix == "osd pool set" and cmd["var"] == "crush_rule":
             pool = next(p for p, n in self.pg_num.items() if self._name(p) == cmd["pool"])
             self.pool_rule[pool] = self.rules[cmd["val"]]
-            if cmd["val"] == "sla_isolated_normal":
+            if cmd["val"] in ("sla_isolated_normal", "ecpool"):  # entries off the take go
                 for pg in [pg for pg in self.upmaps if pg.startswith(f"{pool}.")]:
                     del self.upmaps[pg]
         elif prefix in ("config set", "config rm") and cmd.get("name") == "mgr/balancer/pool_ids":

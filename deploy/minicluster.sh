@@ -113,7 +113,15 @@ in_release() { "${IN_ROOT[@]}" "$@"; }
 cephc() { in_release ceph -c "$DIR/ceph.conf" --connect-timeout 20 "$@"; }
 
 mount_recorded() {  # mount_recorded TARGET MOUNT-ARGS...: mount and remember it for `down`
-    local target=$1; shift
+    local target=$1 d created=(); shift
+    # the directories made for it (inside the cached root, most of them) go at
+    # `down` too: "+DIR" lines before the mount's own, shallowest first
+    d=$target
+    while [ ! -e "$d" ]; do
+        created=("$d" "${created[@]}")
+        d=$(dirname "$d")
+    done
+    for d in "${created[@]}"; do echo "+$d" >>"$DIR/mounts"; done
     mkdir -p "$target"
     mount "$@" "$target" || fail_up "mount $* $target failed"
     echo "$target" >>"$DIR/mounts"
@@ -137,9 +145,13 @@ make_root_view() {
 undo_mounts() {
     local dir=$1 target
     [ -f "$dir/mounts" ] || return 0
-    # reverse order: inner mounts first
+    # reverse order: inner mounts first, each followed by the empty
+    # directories made for it (seen through the root's mount, still there)
     tac "$dir/mounts" | while read -r target; do
-        umount "$target" 2>/dev/null || umount -l "$target" 2>/dev/null || true
+        case $target in
+            +*) rmdir "${target#+}" 2>/dev/null || true ;;
+            *) umount "$target" 2>/dev/null || umount -l "$target" 2>/dev/null || true ;;
+        esac
     done
     rm -f "$dir/mounts"
 }

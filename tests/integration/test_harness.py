@@ -143,3 +143,21 @@ def test_db_class_is_refused_without_bluestore_or_for_another_class(tmp_path: Pa
                         "--db-class", "nvme"], capture_output=True, text=True, timeout=30)
     assert p.returncode != 0 and "only 'ssd'" in p.stderr
     assert not Path(new).exists()
+
+
+def test_down_leaves_no_directory_in_the_release_root(cluster: Cluster) -> None:
+    """A release root is a shared cache: the mount points made in it for one
+    cluster (its dir, the checkout) go with the cluster."""
+    if not cluster.prefix:
+        pytest.skip("the host's release runs without a root")
+    root = Path(subprocess.run(
+        ["bash", "deploy/release-root.sh", "path", cluster.release], capture_output=True,
+        text=True, check=True, cwd=MINICLUSTER.parent.parent).stdout.split()[-1])
+    with tempfile.TemporaryDirectory(prefix="sla-it-root-") as tmp:
+        inside = root / tmp.lstrip("/")
+        second = Cluster.up(Path(tmp) / "c", osds=2)
+        try:
+            assert (inside / "c").is_dir()  # mounted there while it runs
+        finally:
+            second.down()
+        assert not inside.exists(), sorted(str(p) for p in inside.rglob("*"))[:5]

@@ -89,6 +89,14 @@ def test_the_block_a_benchmark_writes_now_is_complete():
         P.provenance("bench.x", [], P.NO_CEPH, "positional-ish")
 
 
+
+def test_the_command_names_a_release_the_clusters_run_from_a_root():
+    assert P.command("bench.ec_bench", ["--smoke"], {"SLA_RELEASE": "tentacle"}) == \
+        "SLA_RELEASE=tentacle python3 -m bench.ec_bench --smoke"
+    assert P.command("bench.ec_bench", [], {"SLA_RELEASE": "pacific"}) == \
+        "python3 -m bench.ec_bench"
+    assert P.command("bench.ec_bench", [], {}) == "python3 -m bench.ec_bench"
+
 def test_machine_and_release_parsing():
     assert P.parse_ceph_version(
         "ceph version 16.2.15 (618f440892089921c3e944a991122ddc44e60516) pacific (stable)\n"
