@@ -76,7 +76,7 @@ class StrategyBench:
     def acting(self, pool_id: int) -> tuple[int, int, dict[str, list[int]]]:
         """(epoch, pool size, pgid -> acting set) from one OSD map: CRUSH and
         upmaps through osdmaptool, then the map's pg_temp where it has one."""
-        mapfile = self.workdir / "strategy.osdmap"
+        mapfile = self.c.path / "strategy.osdmap"  # where a release root sees it too
         dump = self.c.json("osd", "dump")
         epoch = int(dump["epoch"])
         self.c.ceph("osd", "getmap", str(epoch), "-o", str(mapfile))
