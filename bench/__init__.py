@@ -18,6 +18,7 @@ data_metadata_osd.py    what data_metadata reads from the OSDs and fio
 data_metadata_report.py data_metadata's layouts, workloads, cost model and report
 strategy_cluster.py     strategy_bench's cluster and its rounds
 strategy_figures.py     strategy_bench's pure figures (fio, osdmaptool, PG stats)
+strategy_map.py         what strategy_bench reads of its pool (acting sets, PG stats)
 tick_cluster.py         tick_bench's fake mgr data for a cluster of any size
 upmap_rig.py            upmap_scale's mon-only rig and its mon commands
 upmap_osdmap.py         upmap_scale's CRUSH tree, rules, pool and planned entries

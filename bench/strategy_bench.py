@@ -90,6 +90,10 @@ def table(results: dict[str, Any]) -> str:
             "| urgent p99 in switch | degraded PGs |")
     rows = [head, "|" + "---|" * 10]
     for r in results["rounds"]:
+        if r["to_shared_secs"] is None:
+            rows.append(f"| {r['strategy']} | {r['volume_mb']} MB | not shared in "
+                        f"{r['not_shared_after_secs']:.0f} s: {r['pg_states_then']} |" + " |" * 8)
+            continue
         s, i, sw = r["throughput"]["shared"], r["throughput"]["isolated"], r["switch"]
         g, m = r["gain_shared_over_isolated"], r["model_gain"]
         rows.append(

@@ -19,17 +19,16 @@ from bench.emulation import DeviceSpeeds
 from bench.sla_plan import MODULE_CONFIG, THRESHOLD
 from bench.strategy_figures import (
     SwitchSeen,
-    acting_from_osdmaptool,
     fio_rates,
     latency_figures,
     model_gain,
     urgent_latencies,
 )
+from bench.strategy_map import POOL, PoolMap
 from harness.cephcluster import Cluster, wait_for
 
 LOADS = {"mix70": ["--rw=randrw", "--rwmixread=70"], "write": ["--rw=randwrite"],
          "read": ["--rw=randread"]}
-POOL = "normal"
 SIZE = 3
 EC_PROFILE = "sla-bench-ec"
 
@@ -43,6 +42,7 @@ class Plan:
     pg_num: int = 32
     settle_secs: float = 5.0  # urgent load kept on after isolation
     switch_secs: float = 300.0  # the switch to isolated under urgent load, at most
+    place_secs: float = 900.0  # the shared placement, at most
 
 
 FULL = Plan((64, 512), normal_secs=12)
@@ -59,41 +59,13 @@ class SwitchMissed(Exception):
         self.on_ssd = on_ssd
 
 
-class StrategyBench:
+class StrategyBench(PoolMap):
     def __init__(self, cluster: Cluster, plan: Plan, workdir: Path) -> None:
-        self.c, self.plan, self.workdir = cluster, plan, workdir
+        self.plan, self.workdir = plan, workdir
         self.classes = {d["id"]: d["class"]
                         for d in cluster.json("osd", "crush", "dump")["devices"]}
-        self.ssd = {o for o, cls in self.classes.items() if cls == "ssd"}
+        super().__init__(cluster, {o for o, cls in self.classes.items() if cls == "ssd"})
         self.ec_optimizations: dict[str, Any] = {}  # what the mon said to the flag (ec)
-
-    # the map
-
-    def pool(self) -> dict[str, Any]:
-        return next(p for p in self.c.json("osd", "pool", "ls", "detail")
-                    if p["pool_name"] == POOL)
-
-    def acting(self, pool_id: int) -> tuple[int, int, dict[str, list[int]]]:
-        """(epoch, pool size, pgid -> acting set) from one OSD map: CRUSH and
-        upmaps through osdmaptool, then the map's pg_temp where it has one."""
-        mapfile = self.c.path / "strategy.osdmap"  # where a release root sees it too
-        dump = self.c.json("osd", "dump")
-        epoch = int(dump["epoch"])
-        self.c.ceph("osd", "getmap", str(epoch), "-o", str(mapfile))
-        text = subprocess.run(self.c.tool("osdmaptool", str(mapfile), "--test-map-pgs-dump-all",
-                                          "--pool", str(pool_id)),
-                              capture_output=True, text=True, check=True, timeout=60).stdout
-        temp = {t["pgid"]: t["osds"] for t in dump.get("pg_temp", [])}
-        size = next(int(p["size"]) for p in dump["pools"] if p["pool"] == pool_id)
-        up = acting_from_osdmaptool(text, pool_id)
-        return epoch, size, {pg: temp.get(pg, osds) for pg, osds in up.items()}
-
-    def on_ssd(self, acting: dict[str, list[int]]) -> int:
-        return sum(1 for a in acting.values() if set(a) & self.ssd)
-
-    def pg_stats(self) -> list[dict[str, Any]]:
-        dump = self.c.json("pg", "ls-by-pool", POOL)
-        return list(dump["pg_stats"] if isinstance(dump, dict) else dump)
 
     def wait_clean_pool(self, timeout: float) -> None:
         def clean() -> bool:
@@ -267,17 +239,6 @@ class StrategyBench:
                 raise RuntimeError(f"urgent fio ended early (rc {proc.returncode})")
             time.sleep(0.05)  # map polls answer in milliseconds: do not spin on the mon
 
-    def stats_clean_since(self, epoch: int, acting: dict[str, list[int]]) -> bool:
-        """Every PG of the pool reported at or after `epoch`: active+clean on the
-        acting set the map gives it."""
-        return all(int(p.get("reported_epoch", 0)) >= epoch and p["state"] == "active+clean"
-                   and list(p["acting"]) == acting.get(p["pgid"]) for p in self.pg_stats())
-
-    def stats_isolated(self, epoch: int) -> bool:
-        """Every PG of the pool reported at or after `epoch`: active+clean, off ssd."""
-        return all(int(p.get("reported_epoch", 0)) >= epoch and p["state"] == "active+clean"
-                   and not set(p["acting"]) & self.ssd for p in self.pg_stats())
-
     def history_record(self, since: float) -> dict[str, Any] | None:
         for h in self.c.json("sla", "history"):
             if h["to"] == "isolated" and h["time"] >= since:
@@ -299,7 +260,12 @@ class StrategyBench:
         t1 = time.monotonic()
         before = self.acting(pool_id)[0]
         c.ceph("sla", "mode", "shared")
-        shared = self.wait_shared(strategy, pool_id, before, 900)
+        try:
+            shared = self.wait_shared(strategy, pool_id, before, self.plan.place_secs)
+        except AssertionError as exc:  # a result too: the data did not reach its place
+            say(f"{strategy} {megabytes} MB: not shared in {self.plan.place_secs:.0f} s")
+            return self.unplaced(strategy, megabytes, pool_id, before, str(exc),
+                                 {"fill_secs": fill_secs, "round_start": t0})
         to_shared = round(time.monotonic() - t1, 1)
         say(f"{strategy} {megabytes} MB: shared and clean after {to_shared} s: {shared}")
         tput_shared = self.throughput()
@@ -334,6 +300,27 @@ class StrategyBench:
                 "round_secs": round(time.monotonic() - t0, 1),
                 **({"ec_optimizations": self.ec_optimizations} if strategy == "ec" else {})}
 
+    def unplaced(self, strategy: str, megabytes: int, pool_id: int, before: int, seen: str,
+                 start: dict[str, float]) -> dict[str, Any]:
+        """A round whose shared placement missed plan.place_secs: the PG states
+        then, the pool pinned back to isolated, nothing measured shared."""
+        states: dict[str, int] = {}
+        for pg in self.pg_stats():
+            states[pg["state"]] = states.get(pg["state"], 0) + 1
+        stats = self.pool_stats(pool_id)
+        t = time.monotonic()
+        self.c.ceph("sla", "mode", "isolated")
+        self.wait_isolated(pool_id, before, 900)
+        back = round(time.monotonic() - t, 1)
+        self.c.ceph("sla", "pool", "rm", POOL, timeout=300)
+        self.c.ceph("osd", "pool", "rm", POOL, POOL, "--yes-i-really-really-mean-it")
+        return {"strategy": strategy, "volume_mb": megabytes, "fill_secs": start["fill_secs"],
+                "stored_bytes": stats, "to_shared_secs": None,
+                "not_shared_after_secs": self.plan.place_secs, "pg_states_then": states,
+                "last_seen": seen[:300], "isolated_pinned_after_secs": back,
+                "round_secs": round(time.monotonic() - start["round_start"], 1),
+                **({"ec_optimizations": self.ec_optimizations} if strategy == "ec" else {})}
+
     def managed_pool(self, strategy: str) -> int:
         """The normal pool, managed by `strategy`: replicated of size SIZE, or
         for ec erasure-coded k=SIZE-1 m=1 on the hdd class, one shard per host,
@@ -361,11 +348,6 @@ class StrategyBench:
             raise RuntimeError(f"pool set gave {out}")
         return pool_id
 
-    def pool_stats(self, pool_id: int) -> int:
-        for p in self.c.json("df")["pools"]:
-            if int(p["id"]) == pool_id:
-                return int(p["stats"].get("stored", p["stats"].get("bytes_used", 0)))
-        return 0
 
 
 @contextlib.contextmanager
