@@ -270,17 +270,7 @@ class StrategyBench(PoolMap):
         say(f"{strategy} {megabytes} MB: shared and clean after {to_shared} s: {shared}")
         tput_shared = self.throughput()
         say(f"{strategy} {megabytes} MB: shared throughput {tput_shared}")
-        wall = time.time()
-        switch = self.switch_under_urgent_load(pool_id)
-        switch["module_record"] = self.history_record(wall - 1)
-        say(f"{strategy} {megabytes} MB: switch {switch}")
-        t2 = time.monotonic()
-        c.ceph("sla", "mode", "isolated")
-        self.wait_isolated(pool_id, switch["epoch_start"], 900)
-        if switch["time_to_isolation_secs"] is None:  # ended pinned, the urgent load off
-            switch["isolated_pinned_after_secs"] = round(time.monotonic() - t2, 1)
-            say(f"{strategy} {megabytes} MB: isolated, pinned, after "
-                f"{switch['isolated_pinned_after_secs']} s more")
+        switch = self.switch_and_pin_isolated(pool_id, f"{strategy} {megabytes} MB", say)
         tput_isolated = self.throughput()
         say(f"{strategy} {megabytes} MB: isolated throughput {tput_isolated}")
         stats = self.pool_stats(pool_id)
@@ -300,6 +290,22 @@ class StrategyBench(PoolMap):
                 "round_secs": round(time.monotonic() - t0, 1),
                 **({"ec_optimizations": self.ec_optimizations} if strategy == "ec" else {})}
 
+    def switch_and_pin_isolated(self, pool_id: int, label: str, say: Callable[[str], None]
+                                ) -> dict[str, Any]:
+        """The switch under urgent load, then the mode pinned isolated and the
+        pool off the ssd OSDs (timed too when the switch missed its deadline)."""
+        wall = time.time()
+        switch = self.switch_under_urgent_load(pool_id)
+        switch["module_record"] = self.history_record(wall - 1)
+        say(f"{label}: switch {switch}")
+        t = time.monotonic()
+        self.c.ceph("sla", "mode", "isolated")
+        self.wait_isolated(pool_id, switch["epoch_start"], 900)
+        if switch["time_to_isolation_secs"] is None:  # ended pinned, the urgent load off
+            switch["isolated_pinned_after_secs"] = round(time.monotonic() - t, 1)
+            say(f"{label}: isolated, pinned, after {switch['isolated_pinned_after_secs']} s more")
+        return switch
+
     def unplaced(self, strategy: str, megabytes: int, pool_id: int, before: int, seen: str,
                  start: dict[str, float]) -> dict[str, Any]:
         """A round whose shared placement missed plan.place_secs: the PG states
@@ -308,6 +314,12 @@ class StrategyBench(PoolMap):
         for pg in self.pg_stats():
             states[pg["state"]] = states.get(pg["state"], 0) + 1
         stats = self.pool_stats(pool_id)
+        # why, as the module says it: the pool's kept_isolated and its health checks
+        entry = next(p for p in self.c.sla_status()["pools"] if p["name"] == POOL)
+        checks = self.c.json("health", "detail").get("checks", {})
+        said = {"kept_isolated": entry.get("kept_isolated"),
+                "health": {name: check.get("summary", {}).get("message")
+                           for name, check in checks.items() if name.startswith("SLA_")}}
         t = time.monotonic()
         self.c.ceph("sla", "mode", "isolated")
         self.wait_isolated(pool_id, before, 900)
@@ -317,7 +329,7 @@ class StrategyBench(PoolMap):
         return {"strategy": strategy, "volume_mb": megabytes, "fill_secs": start["fill_secs"],
                 "stored_bytes": stats, "to_shared_secs": None,
                 "not_shared_after_secs": self.plan.place_secs, "pg_states_then": states,
-                "last_seen": seen[:300], "isolated_pinned_after_secs": back,
+                "last_seen": seen[:300], "module_said": said, "isolated_pinned_after_secs": back,
                 "round_secs": round(time.monotonic() - start["round_start"], 1),
                 **({"ec_optimizations": self.ec_optimizations} if strategy == "ec" else {})}
 
