@@ -47,8 +47,8 @@ from typing import Any
 from bench.common import emulated_main, machine
 from bench.emulation import DeviceSpeeds
 from bench.provenance import ceph_release
-from bench.sla_plan import MODULE_CONFIG, THRESHOLD
-from bench.strategy_cluster import FULL, SIZE, SMOKE, Plan, strategy_cluster
+from bench.sla_plan import THRESHOLD
+from bench.strategy_cluster import FULL, SIZE, SMOKE, STRATEGY_CONFIG, Plan, strategy_cluster
 
 STRATEGIES = ("copy", "move")
 
@@ -73,7 +73,7 @@ def run_strategies(plan: Plan, speeds: DeviceSpeeds, say: Callable[[str], None],
                                       text=True).stdout.strip() for name in ("ceph", "fio")}
     return {"rounds": rounds, "plan": {**asdict(plan), "osds": 8, "objectstore": "bluestore",
                                        "size": SIZE, "threshold_iops": list(THRESHOLD),
-                                       "module": MODULE_CONFIG,
+                                       "module": STRATEGY_CONFIG,
                                        "normal_client": "fio rados engine, 16 KB random ops",
                                        "urgent_client": "fio rados engine, 4 KB randwrite, "
                                                         "iodepth 8"},
