@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
                  args.more_normal_pools, args.ec)
     result["provenance"] = provenance.provenance(
         "bench.tick_bench", sys.argv[1:] if argv is None else argv, provenance.NO_CEPH,
-        provenance.CURRENT_DESIGN)
+        provenance.DESIGN_OF_STRATEGY["ec"] if args.ec else provenance.CURRENT_DESIGN)
     write_json(args.out, result)
     print(json.dumps(result, sort_keys=True))
     print("\n".join(verdicts(result)))

@@ -68,7 +68,7 @@ def test_tick_bench_with_an_erasure_coded_pool(tmp_path):
     out = tmp_path / "tick-ec.json"
     run_bench("tick_bench", "--osds", "30", "--pools", "4", "--pgs", "64", "--quiet-ticks",
               "20", "--epoch-ticks", "2", "--ec", "--out", str(out))
-    r = results(out, "tick_bench", provenance.NO_CEPH, DESIGN)
+    r = results(out, "tick_bench", provenance.NO_CEPH, "ec")
     assert r["managed"]["normal_pool"] == "erasure-coded 2+1, ec", r["managed"]
     # the module shared the pool by its shards: entries placed, a share on urgent OSDs
     assert r["upmap_entries"] > 0 and 0 < r["normal_pool_urgent_share"] < 1, r
