@@ -112,15 +112,21 @@ IN_ROOT=()
 in_release() { "${IN_ROOT[@]}" "$@"; }
 cephc() { in_release ceph -c "$DIR/ceph.conf" --connect-timeout 20 "$@"; }
 
-mount_recorded() {  # mount_recorded TARGET MOUNT-ARGS...: mount and remember it for `down`
-    local target=$1 d created=(); shift
+mount_recorded() {  # mount_recorded [--ours] TARGET MOUNT-ARGS...: mount and remember it for `down`
+    local ours=0 target d created=()
+    if [ "$1" = --ours ]; then ours=1; shift; fi
+    target=$1; shift
     # the directories made for it (inside the cached root, most of them) go at
-    # `down` too: "+DIR" lines before the mount's own, shallowest first
+    # `down` too: "+DIR" lines before the mount's own, shallowest first. --ours:
+    # the target is this cluster's own path (DIR, the checkout), never one of
+    # the root's, so it goes even when another cluster made it (the last one
+    # down removes it; rmdir leaves a directory still mounted or not empty)
     d=$target
     while [ ! -e "$d" ]; do
         created=("$d" "${created[@]}")
         d=$(dirname "$d")
     done
+    if [ $ours = 1 ] && [ -e "$target" ]; then created=("$target"); fi
     for d in "${created[@]}"; do echo "+$d" >>"$DIR/mounts"; done
     mkdir -p "$target"
     mount "$@" "$target" || fail_up "mount $* $target failed"
@@ -136,8 +142,8 @@ make_root_view() {
     mount_recorded "$DIR/root/proc" -t proc proc
     mount_recorded "$DIR/root/sys" -t sysfs sysfs
     mount_recorded "$DIR/root/dev" --bind /dev
-    mount_recorded "$DIR/root$DIR" --bind "$DIR"
-    mount_recorded "$DIR/root$CHECKOUT" --bind "$CHECKOUT"
+    mount_recorded --ours "$DIR/root$DIR" --bind "$DIR"
+    mount_recorded --ours "$DIR/root$CHECKOUT" --bind "$CHECKOUT"
     IN_ROOT=(chroot "$DIR/root")
     PKG_MGR_DIR=$DIR/root/usr/share/ceph/mgr
 }
