@@ -343,10 +343,12 @@ def clients_gain_at_mix(isolated: Mapping[str, Any], shared: Mapping[str, Any]
         return None
     iso = sh = 0.0
     for share, key in ((r, "read_ms"), (1.0 - r, "write_ms")):
-        if share < MIN_KIND_SHARE:
-            continue
         a, b = isolated.get(key), shared.get(key)
+        if not share:
+            continue
         if not a or not b:
+            if share < MIN_KIND_SHARE:  # a kind too rare to be timed at this mix
+                continue
             return None
         iso, sh = iso + share * a, sh + share * b
     return round(iso / sh, 3) if sh else None

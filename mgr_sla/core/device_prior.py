@@ -52,7 +52,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .gain_stats import KINDS, MIN_KIND_SHARE, kind_shares
+from .gain_stats import KINDS, kind_shares, needed_kinds
 from .state import Strategy
 from .switch_cost import MAX_GAIN, WRITE_COST, isolated_hdd_work
 
@@ -224,13 +224,17 @@ def device_gain(strategy: str, read_fraction: float, size: int, urgent_share: fl
     `read_fraction`, by the regions' service times on ops alike and the
     normal region's load, with the work model's `relief` of it (`osd_ratio`:
     normal over urgent OSDs); None while a kind the mix needs is not known in
-    both regions (the work model alone speaks then)."""
+    both regions (the work model alone speaks then): each kind known counts,
+    one unknown only while its share of the normal region's time is small."""
     share = kind_shares(read_fraction)
-    kinds = [k for k in KINDS if share[k] >= MIN_KIND_SHARE]
-    compared = {k: compared_kind(k, devices, calibration) for k in kinds}
-    if not kinds or any(c is None for c in compared.values()):
+    compared = {k: compared_kind(k, devices, calibration) for k in KINDS if share[k] > 0}
+    latency = {k: figures[0].secs for k, figures in devices.get(NORMAL, {}).items() if figures}
+    if any(compared.get(k) is None for k in needed_kinds(read_fraction, latency)):
         return None
     got = {k: c for k, c in compared.items() if c is not None}
+    kinds = list(got)
+    if not kinds:
+        return None
     normal = {k: c.normal for k, c in got.items()}
     urgent_service = {k: c.urgent_service_secs for k, c in got.items()}
     copy, ec = strategy == Strategy.COPY.value, strategy == Strategy.EC.value

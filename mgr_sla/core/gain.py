@@ -7,7 +7,11 @@ windows of `window_secs` and files each window under the pool's placement
 (isolated, or shared by one strategy; a window while the pool's data moves, or
 while it is kept isolated in shared mode, is filed apart and never compared)
 and its load: the ops the pool had in flight (Little's law: ops/s x mean
-latency), in bins a factor 4 wide. A closed-loop client (a VM, fio, `rados
+latency), in bins a factor 4 wide, and its mix, in quarters of reads. A kind's
+latency depends on the mix around it (a write among reads meets other queues
+than a write among writes), so windows are compared at the mix they were
+taken at, and a pool whose mix changed is not judged by the old mix's
+windows weighted as the new one's. A closed-loop client (a VM, fio, `rados
 bench`) keeps its in-flight ops whatever the placement, so its gain shows as a
 shorter latency per op and as as many more ops/s; an open-loop client below
 saturation keeps its rate, and its ops in flight shrink by the gain (a bin
@@ -25,7 +29,7 @@ import json
 import math
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .activity import PoolPeriod
 from .device_prior import DeviceGain
@@ -39,6 +43,7 @@ KEEP_PERIODS = 2
 MIN_WINDOWS = 2
 MIN_OPS = 200
 BIN_BASE = 4.0
+MIX_BINS = 4  # a window's read fraction, in quarters
 # the usual quiet period needs this many ended shared periods: the median of
 # one or two (a first short spell) says little about the quiet at that hour
 MIN_QUIET_PERIODS = 3
@@ -49,7 +54,7 @@ MOVING = "+moving"  # appended while the pool's data moves: filed apart
 # its normal OSDs carry less of the others' load than in isolated mode, so its
 # windows are no isolated baseline (filed apart, never compared)
 KEPT = "+kept"
-LEDGER_VERSION = 1
+LEDGER_VERSION = 2  # 2: the bin holds the mix too
 
 
 @dataclass(frozen=True)
@@ -61,9 +66,10 @@ class MeasuredGain:
     isolated_secs: float
     shared_ops: int
     isolated_ops: int
-    loads: int  # in-flight bins seen in both placements
+    loads: int  # bins (ops in flight, mix) seen in both placements
     read_fraction: float  # the mix it is worked out at
     at: float  # the last shared window that counted
+    by_mix: bool = True  # compared at mixes both placements saw; False: at loads alone
 
     def clear_of(self, bar: float) -> bool:
         """The interval lies wholly above or below `bar`."""
@@ -76,7 +82,8 @@ class MeasuredGain:
     def basis(self) -> str:
         return (f"{self.shared_secs:.0f} s shared ({self.shared_ops} ops) against "
                 f"{self.isolated_secs:.0f} s isolated ({self.isolated_ops} ops) at "
-                f"{self.loads} matched load{'s' if self.loads != 1 else ''}, "
+                f"{self.loads} matched load{'s' if self.loads != 1 else ''}"
+                f"{' and mix' if self.by_mix else ' (no mix in common)'}, "
                 f"{self.read_fraction:.0%} reads, 95% interval {self.interval()}")
 
 
@@ -88,10 +95,12 @@ class _Window:
     periods: list[PoolPeriod] = field(default_factory=list)
 
 
-def load_bin(ops: int, secs: float, latency_secs: float) -> int:
-    """The bin of a window's ops in flight (ops/s x mean latency)."""
+def load_bin(ops: int, secs: float, latency_secs: float, read_fraction: float = 0.0) -> int:
+    """The bin of a window: its ops in flight (ops/s x mean latency) and its
+    quarter of reads, in one int (load x MIX_BINS + quarter)."""
     inflight = ops / secs * latency_secs if secs > 0 else 0.0
-    return max(-8, min(8, math.floor(math.log(max(inflight, 1e-6), BIN_BASE))))
+    load = max(-8, min(8, math.floor(math.log(max(inflight, 1e-6), BIN_BASE))))
+    return load * MIX_BINS + min(MIX_BINS - 1, max(0, math.floor(read_fraction * MIX_BINS)))
 
 
 class GainLedger:
@@ -152,7 +161,8 @@ class GainLedger:
         sums = LoadBin(now - window.start)
         sums.kinds["read"].add_window(r_ops, r_ns)
         sums.kinds["write"].add_window(w_ops, w_ns)
-        key = load_bin(r_ops + w_ops, sums.secs, (r_ns + w_ns) / (r_ops + w_ops) / 1e9)
+        key = load_bin(r_ops + w_ops, sums.secs, (r_ns + w_ns) / (r_ops + w_ops) / 1e9,
+                       r_ops / (r_ops + w_ops))
         kept = self._periods.setdefault((pool, window.placement), deque(maxlen=self._keep))
         if not kept:  # a spell going on across a failover, its period not kept
             kept.append({})
@@ -179,8 +189,20 @@ class GainLedger:
                  ) -> MeasuredGain | None:
         """The pool's gain when `strategy` shares it, at `read_fraction` (the
         shared side's own mix when None), once both placements have enough
-        ops at loads seen in both, of each kind the mix needs; None until then."""
+        ops at loads seen in both, of each kind the mix needs; None until then.
+        Compared at the loads and mixes both placements saw; where they saw no
+        mix in common, at the loads alone (each kind apart: a pool that only
+        changed its mix measures 1.0)."""
         shared, isolated = self._merged(pool, strategy), self._merged(pool, ISOLATED)
+        got = self._compared(shared, isolated, read_fraction, True)
+        if got is None:
+            got = self._compared(_by_load(shared), _by_load(isolated), read_fraction, False)
+        if got is None:
+            return None
+        return replace(got, at=self._last_shared.get((pool, strategy), 0.0))
+
+    def _compared(self, shared: Mapping[int, LoadBin], isolated: Mapping[int, LoadBin],
+                  read_fraction: float | None, by_mix: bool) -> MeasuredGain | None:
         keys = sorted(set(shared) & set(isolated))
         s_secs = sum(shared[k].secs for k in keys)
         i_secs = sum(isolated[k].secs for k in keys)
@@ -190,12 +212,13 @@ class GainLedger:
             return None
         mix = read_fraction if read_fraction is not None else \
             sum(shared[k].reads for k in keys) / s_ops
-        got = gain_at_mix({k: kind_gain(k, shared, isolated, keys) for k in KINDS}, mix)
+        got = gain_at_mix({k: kind_gain(k, shared, isolated, keys) for k in KINDS}, mix,
+                          _latency([isolated[k] for k in keys]))
         if got is None:
             return None
         return MeasuredGain(round(got.gain, 3), round(got.low, 3), got.high if math.isinf(
             got.high) else round(got.high, 3), round(s_secs, 1), round(i_secs, 1), s_ops,
-            i_ops, len(keys), round(mix, 3), self._last_shared.get((pool, strategy), 0.0))
+            i_ops, len(keys), round(mix, 3), 0.0, by_mix)
 
     # ---- the store: a failover keeps what was measured ---------------------------
     def to_json(self) -> str:
@@ -226,6 +249,23 @@ class GainLedger:
             return False
         self._periods, self._last_shared, self._placement = periods, last, now
         return True
+
+
+def _by_load(bins: Mapping[int, LoadBin]) -> dict[int, LoadBin]:
+    """`bins` merged over their mixes, by load alone."""
+    out: dict[int, LoadBin] = {}
+    for key, sums in bins.items():
+        out.setdefault(key // MIX_BINS, LoadBin()).add(sums)
+    return out
+
+
+def _latency(bins: Sequence[LoadBin]) -> dict[str, float]:
+    """Each kind's mean latency per op over `bins` (0 without ops)."""
+    out = {}
+    for k in KINDS:
+        ops = sum(b.kinds[k].ops for b in bins)
+        out[k] = sum(b.kinds[k].latency_ns for b in bins) / ops / 1e9 if ops else 0.0
+    return out
 
 
 @dataclass(frozen=True)

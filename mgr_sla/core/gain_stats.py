@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 KINDS = ("read", "write")
-# a kind under this share of the pool's ops does not need measuring at its mix
+# a kind under this share of the pool's time per op (its ops at the mix times
+# its latency) does not need measuring at that mix; a kind measured counts
+# whatever its share: at 96% reads, writes forty times slower are half the time
 MIN_KIND_SHARE = 0.05
 MIN_KIND_WINDOWS = 2  # per placement: the spread needs two windows at least
 MIN_KIND_OPS = 50
@@ -32,6 +34,18 @@ _T95 = (12.71, 4.30, 3.18, 2.78, 2.57, 2.45, 2.36, 2.31, 2.26, 2.23, 2.20, 2.18,
 def kind_shares(read_fraction: float) -> dict[str, float]:
     """Each kind's share of the ops at a mix."""
     return {"read": read_fraction, "write": 1.0 - read_fraction}
+
+
+def needed_kinds(read_fraction: float, latency: Mapping[str, float]) -> list[str]:
+    """The kinds a gain at `read_fraction` cannot do without: those with
+    MIN_KIND_SHARE of the time per op, by each kind's mean latency
+    (`latency`, seconds; 0 or missing: not known). While a kind with ops at
+    the mix has no latency, the kinds are weighed by their ops."""
+    share = kind_shares(read_fraction)
+    if all(latency.get(k, 0.0) > 0 for k in KINDS if share[k] > 0):
+        total = sum(share[k] * latency.get(k, 0.0) for k in KINDS)
+        share = {k: share[k] * latency.get(k, 0.0) / total for k in KINDS}
+    return [k for k in KINDS if share[k] >= MIN_KIND_SHARE]
 
 
 def t95(df: int) -> float:
@@ -172,15 +186,18 @@ class MixGain:
     high: float
 
 
-def gain_at_mix(kinds: Mapping[str, KindGain | None], read_fraction: float) -> MixGain | None:
+def gain_at_mix(kinds: Mapping[str, KindGain | None], read_fraction: float,
+                latency: Mapping[str, float]) -> MixGain | None:
     """The pool's gain at `read_fraction`: its isolated over its shared mean
-    latency per op at that mix, with a 95% interval; None while a kind with
-    MIN_KIND_SHARE of the ops or more is not measured in both placements."""
+    latency per op at that mix, every kind measured in both placements
+    counted, with a 95% interval; None while a kind needed at the mix (by
+    its share of the time, `latency` each kind's mean isolated) is not."""
     share = kind_shares(read_fraction)
-    used = {k: g for k, g in kinds.items() if share[k] >= MIN_KIND_SHARE}
-    if not used or any(g is None for g in used.values()):
+    if any(kinds.get(k) is None for k in needed_kinds(read_fraction, latency)):
         return None
-    gains = {k: g for k, g in used.items() if g is not None}
+    gains = {k: g for k, g in kinds.items() if g is not None and share[k] > 0}
+    if not gains:
+        return None
     isolated = sum(share[k] * g.isolated_secs for k, g in gains.items())
     shared = sum(share[k] * g.isolated_secs / g.gain for k, g in gains.items())
     if isolated <= 0 or shared <= 0:

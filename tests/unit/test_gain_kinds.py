@@ -184,13 +184,30 @@ def test_the_ledger_survives_a_failover_and_the_spell_goes_on() -> None:
 def test_the_combined_interval_follows_the_kinds_by_their_share_of_the_latency() -> None:
     sure = KindGain("read", 2.0, 0.0, 10, 0.010, 0.005)
     unsure = KindGain("write", 1.0, 0.04, 3, 0.040, 0.040)
-    reads_only = gain_at_mix({"read": sure, "write": unsure}, 0.99)
-    assert reads_only is not None and reads_only.low == reads_only.high  # writes under 5%
-    mixed = gain_at_mix({"read": sure, "write": unsure}, 0.5)
+    latency = {"read": 0.010, "write": 0.040}
+    # at 99% reads, writes four times slower are 4% of the time: not needed...
+    reads_only = gain_at_mix({"read": sure, "write": None}, 0.99, latency)
+    assert reads_only is not None and reads_only.low == reads_only.high == 2.0
+    # ...but counted, with their spread, once measured
+    both = gain_at_mix({"read": sure, "write": unsure}, 0.99, latency)
+    assert both is not None and both.gain < 2.0 and both.low < both.high
+    mixed = gain_at_mix({"read": sure, "write": unsure}, 0.5, latency)
     assert mixed is not None
     half = t95(3) * math.sqrt((0.5 * 0.040 / 0.0225) ** 2 * 0.04)
     assert mixed.high / mixed.gain == pytest.approx(math.exp(half), rel=1e-6)
-    assert gain_at_mix({"read": sure, "write": None}, 0.5) is None
+    assert gain_at_mix({"read": sure, "write": None}, 0.5, latency) is None
+
+
+def test_rare_slow_writes_count_by_their_share_of_the_time_not_of_the_ops() -> None:
+    """96% reads at 9 ms, 4% writes at 214 ms: the writes are half the time
+    per op. Reads gaining 2.0x and writes 1.5x make the pool's gain 1.71x,
+    not the reads' 2.0x; with the writes unmeasured there is no gain yet."""
+    reads = KindGain("read", 2.0, 0.001, 4, 0.00923, 0.00461)
+    writes = KindGain("write", 1.5, 0.003, 4, 0.214, 0.142)
+    latency = {"read": 0.00923, "write": 0.214}
+    got = gain_at_mix({"read": reads, "write": writes}, 0.96, latency)
+    assert got is not None and got.gain == pytest.approx(1.71, abs=0.01)
+    assert gain_at_mix({"read": reads, "write": None}, 0.96, latency) is None
 
 
 def test_a_new_mgr_takes_the_ledger_the_last_one_kept() -> None:
@@ -213,3 +230,24 @@ def test_a_new_mgr_takes_the_ledger_the_last_one_kept() -> None:
     second = make_module(cluster, store, {})
     second._admission.fold(200.0, {}, roles, 0.0, settings, frozenset(), False)
     assert second._admission.ledger.to_json() == first._admission.ledger.to_json()
+
+
+def test_a_pool_that_changed_its_mix_is_judged_at_the_mix_of_now() -> None:
+    """A pool at 10% reads, then at 95%, in both placements, two ops in flight
+    throughout (one load bin), the shared side with fewer windows at 95%.
+    A kind's latency differs with the mix around it (a read among writes is
+    cheap here), so each mix is compared with itself: at 95% reads the gain
+    is that of the 95% spells (1.28x), not one drawn by the cheap reads of
+    the shared side's extra window at 10%."""
+    ledger = GainLedger()
+    t = 0.0
+    for where, secs, reads, read_ms, write_ms in (
+            (ISOLATED, 90, 0.10, 1.2, 180.0), ("move", 90, 0.10, 0.74, 130.0),
+            (ISOLATED, 90, 0.95, 6.0, 207.0), ("move", 60, 0.95, 5.35, 149.0)):
+        mean_ms = reads * read_ms + (1 - reads) * write_ms
+        t = spell(ledger, t, secs, where, reads, read_ms, write_ms,
+                  per_sec=round(2 / (mean_ms / 1e3)))
+    got = ledger.measured(POOL, "move", 0.95)
+    assert got is not None and got.by_mix and got.loads == 2, got
+    true = (0.95 * 6.0 + 0.05 * 207.0) / (0.95 * 5.35 + 0.05 * 149.0)
+    assert got.gain == pytest.approx(true, rel=0.05), (got, true)
