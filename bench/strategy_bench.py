@@ -46,7 +46,7 @@ from typing import Any
 
 from bench.common import emulated_main, machine
 from bench.emulation import DeviceSpeeds
-from bench.provenance import ceph_release
+from bench.provenance import parse_ceph_version
 from bench.sla_plan import THRESHOLD
 from bench.strategy_cluster import FULL, SIZE, SMOKE, STRATEGY_CONFIG, Plan, strategy_cluster
 
@@ -68,9 +68,9 @@ def run_strategies(plan: Plan, speeds: DeviceSpeeds, say: Callable[[str], None],
             for strategy in strategies:
                 rounds.append(bench.round(strategy, mb, say))
         # the cluster's tools: a release root's where it runs from one
-        release = ceph_release(bench.c.tool("ceph", "--version"))
         tools = {name: subprocess.run(bench.c.tool(name, "--version"), capture_output=True,
                                       text=True).stdout.strip() for name in ("ceph", "fio")}
+    release = parse_ceph_version(tools["ceph"])
     return {"rounds": rounds, "plan": {**asdict(plan), "osds": 8, "objectstore": "bluestore",
                                        "size": SIZE, "threshold_iops": list(THRESHOLD),
                                        "module": STRATEGY_CONFIG,

@@ -279,8 +279,7 @@ class StrategyBench(PoolMap):
         tput_isolated = self.throughput()
         say(f"{strategy} {megabytes} MB: isolated throughput {tput_isolated}")
         stats = self.pool_stats(pool_id)
-        c.ceph("sla", "pool", "rm", POOL, timeout=300)
-        c.ceph("osd", "pool", "rm", POOL, POOL, "--yes-i-really-really-mean-it")
+        self.drop_pool()
         share = shared["replica_share_on_ssd"] if strategy in ("move", "ec") else 0.0
         gain = {name: round(tput_shared[name]["ops_per_sec"]
                             / max(tput_isolated[name]["ops_per_sec"], 1e-9), 3)
@@ -293,7 +292,16 @@ class StrategyBench(PoolMap):
                 "throughput": {"shared": tput_shared, "isolated": tput_isolated},
                 "gain_shared_over_isolated": gain, "model_gain": model, "switch": switch,
                 "round_secs": round(time.monotonic() - t0, 1),
-                **({"ec_optimizations": self.ec_optimizations} if strategy == "ec" else {})}
+                **self.ec_said(strategy)}
+
+    def drop_pool(self) -> None:
+        """The round's pool out of the module's hands, then deleted."""
+        self.c.ceph("sla", "pool", "rm", POOL, timeout=300)
+        self.c.ceph("osd", "pool", "rm", POOL, POOL, "--yes-i-really-really-mean-it")
+
+    def ec_said(self, strategy: str) -> dict[str, Any]:
+        """What the mon said to allow_ec_optimizations, for an ec round's result."""
+        return {"ec_optimizations": self.ec_optimizations} if strategy == "ec" else {}
 
     def switch_and_pin_isolated(self, pool_id: int, label: str, say: Callable[[str], None]
                                 ) -> dict[str, Any]:
@@ -329,14 +337,13 @@ class StrategyBench(PoolMap):
         self.c.ceph("sla", "mode", "isolated")
         self.wait_isolated(pool_id, before, 900)
         back = round(time.monotonic() - t, 1)
-        self.c.ceph("sla", "pool", "rm", POOL, timeout=300)
-        self.c.ceph("osd", "pool", "rm", POOL, POOL, "--yes-i-really-really-mean-it")
+        self.drop_pool()
         return {"strategy": strategy, "volume_mb": megabytes, "fill_secs": start["fill_secs"],
                 "stored_bytes": stats, "to_shared_secs": None,
                 "not_shared_after_secs": self.plan.place_secs, "pg_states_then": states,
                 "last_seen": seen[:300], "module_said": said, "isolated_pinned_after_secs": back,
                 "round_secs": round(time.monotonic() - start["round_start"], 1),
-                **({"ec_optimizations": self.ec_optimizations} if strategy == "ec" else {})}
+                **self.ec_said(strategy)}
 
     def managed_pool(self, strategy: str) -> int:
         """The normal pool, managed by `strategy`: replicated of size SIZE, or

@@ -316,3 +316,16 @@ def test_a_large_region_is_read_a_slice_at_a_time() -> None:
     assert reader.latency(200.0, hdd, [1, 3], classes, 50.0)[URGENT]["read"][0].pool_ops
     second = {int(n) for n in port.asked[calls:2 * calls] if int(n) % 2 == 0}
     assert second == set(hdd[MAX_OSDS_READ:2 * MAX_OSDS_READ])
+
+
+def test_rare_slow_writes_weigh_by_their_time_in_the_prior() -> None:
+    """Equal devices, writes 25 times slower than reads: at 96% reads the
+    writes are half the time per op, so the prior counts them (by ops, 4%,
+    they were left out and the pool's prior was its reads')."""
+    lat = devices((6.0, 150.0), (6.0, 150.0))
+    for strategy in (Strategy.COPY, Strategy.MOVE):
+        got = device_gain(strategy.value, 0.96, 3, 0.5, model(strategy, 0.96), lat)
+        assert got is not None and "writes 150.0 ms urgent" in got.basis, got
+    copy = device_gain("copy", 0.96, 3, 0.5, model(Strategy.COPY, 0.96), lat)
+    copy_reads = device_gain("copy", 1.0, 3, 0.5, model(Strategy.COPY, 1.0), lat)
+    assert copy is not None and copy_reads is not None and copy.gain > copy_reads.gain + 0.2

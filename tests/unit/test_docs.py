@@ -504,7 +504,9 @@ FIGURES: dict[str, tuple[str, list[Callable[[dict[str, Any]], float]]]] = {
         # the module's measured gain off its clients', at most (percent, fast SSDs)
         lambda d: 100 * max(abs(e) for pool in ("reads", "mixed", "writes")
                             for e in _workload(d, "fast-urgent", pool)["module_error_by_cycle"]
-                            if e is not None)]),
+                            if e is not None),
+        # the mix-change pools' clients, each cycle they were shared: least and most
+        lambda d: min(_mix_change_gains(d)), lambda d: max(_mix_change_gains(d))]),
     "Module cost per tick": ("tick.json", [
         lambda d: _tick_at(d, 10000)["osds"],
         lambda d: _tick_at(d, 10000)["quiet_tick_ms_p99"],
@@ -523,6 +525,11 @@ FIGURES: dict[str, tuple[str, list[Callable[[dict[str, Any]], float]]]] = {
 def _ec_round(data: dict[str, Any]) -> dict[str, Any]:
     """The ec benchmark's round with the most data."""
     return max(data["rounds"], key=lambda r: r["volume_mb"])
+
+
+def _mix_change_gains(d: dict[str, Any]) -> list[float]:
+    return [g for pool in ("reads", "mixed", "writes")
+            for g in _workload(d, "mix-change", pool)["client_gain_by_cycle"] if g is not None]
 
 
 def _workload(data: dict[str, Any], case: str, pool: str) -> dict[str, Any]:
