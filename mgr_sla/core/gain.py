@@ -30,6 +30,7 @@ import math
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .activity import PoolPeriod
 from .device_prior import DeviceGain
@@ -230,17 +231,21 @@ class GainLedger:
             "now": {str(p): where for p, where in sorted(self._placement.items())}})
 
     def load_json(self, text: str | None) -> bool:
-        """What a previous mgr kept; False (and nothing taken) when it cannot be read."""
+        """What a previous mgr kept; False (and nothing taken) when it cannot be read.
+        A version 1 ledger (bins by load alone, kept by an older module) is
+        taken with each bin filed at its own mix: an upgrade keeps what was
+        measured."""
         try:
             raw = json.loads(text or "")
-            if raw.get("version") != LEDGER_VERSION:
+            version = raw.get("version")
+            if version not in (1, LEDGER_VERSION):
                 return False
             periods: dict[tuple[int, str], deque[dict[int, LoadBin]]] = {}
             last: dict[tuple[int, str], float] = {}
             for entry in raw["pools"]:
                 key = (int(entry["pool"]), str(entry["placement"]))
-                periods[key] = deque(({int(k): LoadBin.from_dict(b) for k, b in p.items()}
-                                      for p in entry["periods"]), maxlen=self._keep)
+                periods[key] = deque((_bins(p, version) for p in entry["periods"]),
+                                     maxlen=self._keep)
                 if entry.get("last_shared") is not None:
                     last[key] = float(entry["last_shared"])
             # the placement each pool had: a spell that goes on continues its period
@@ -249,6 +254,20 @@ class GainLedger:
             return False
         self._periods, self._last_shared, self._placement = periods, last, now
         return True
+
+
+def _bins(raw: Mapping[str, Any], version: int) -> dict[int, LoadBin]:
+    """One stored period's bins; a version 1 bin (its load alone) re-keyed
+    by the mix of its own ops."""
+    out: dict[int, LoadBin] = {}
+    for k, b in raw.items():
+        sums = LoadBin.from_dict(b)
+        key = int(k)
+        if version == 1:
+            quarter = math.floor(sums.reads / sums.ops * MIX_BINS) if sums.ops else 0
+            key = key * MIX_BINS + min(MIX_BINS - 1, quarter)
+        out.setdefault(key, LoadBin()).add(sums)
+    return out
 
 
 def _by_load(bins: Mapping[int, LoadBin]) -> dict[int, LoadBin]:

@@ -251,3 +251,19 @@ def test_a_pool_that_changed_its_mix_is_judged_at_the_mix_of_now() -> None:
     assert got is not None and got.by_mix and got.loads == 2, got
     true = (0.95 * 6.0 + 0.05 * 207.0) / (0.95 * 5.35 + 0.05 * 149.0)
     assert got.gain == pytest.approx(true, rel=0.05), (got, true)
+
+
+def test_a_ledger_an_older_module_kept_is_taken_at_each_bins_own_mix() -> None:
+    """An upgrade keeps what was measured: a version 1 ledger (bins by load
+    alone) is read, each bin filed at the mix of its own ops."""
+    ledger = GainLedger()
+    t = spell(ledger, 0, 120, ISOLATED, 0.7, 10.0, 40.0, noise=0.1, seed=3)
+    spell(ledger, t, 120, "move", 0.7, 5.0, 20.0, noise=0.1, seed=4, per_sec=40)
+    now = json.loads(ledger.to_json())
+    old = {**now, "version": 1, "pools": [
+        {**entry, "periods": [{str(int(k) // 4): b for k, b in p.items()}
+                              for p in entry["periods"]]} for entry in now["pools"]]}
+    assert old != now
+    again = GainLedger()
+    assert again.load_json(json.dumps(old))
+    assert again.measured(POOL, "move") == ledger.measured(POOL, "move") is not None
