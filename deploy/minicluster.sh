@@ -112,6 +112,20 @@ IN_ROOT=()
 in_release() { "${IN_ROOT[@]}" "$@"; }
 cephc() { in_release ceph -c "$DIR/ceph.conf" --connect-timeout 20 "$@"; }
 
+mkfs_osd() {  # mkfs_osd ID UUID [DB-ARGS...]
+    local id=$1 uuid=$2; shift 2
+    in_release ceph-osd -c "$DIR/ceph.conf" -i "$id" --mkfs --osd-uuid "$uuid" "$@" \
+        >>"$DIR/log/mkfs.log" 2>&1
+}
+
+wait_for_key() {  # wait_for_key ENTITY: its key in the mon's auth database, 30 s at most
+    local deadline=$((SECONDS + 30))
+    until cephc auth get "$1" >/dev/null 2>&1; do
+        [ $SECONDS -lt $deadline ] || return 1
+        sleep 0.5
+    done
+}
+
 mount_recorded() {  # mount_recorded [--ours] TARGET MOUNT-ARGS...: mount and remember it for `down`
     local ours=0 target d created=()
     if [ "$1" = --ours ]; then ours=1; shift; fi
@@ -471,8 +485,13 @@ do_up() {
             make_db_device "$id"
             db_args=(--bluestore-block-db-path "$DBDEV")
         fi
-        in_release ceph-osd -c "$DIR/ceph.conf" -i "$id" --mkfs --osd-uuid "$uuid" "${db_args[@]}" \
-            >>"$DIR/log/mkfs.log" 2>&1 || fail_up "mkfs of osd.$id failed"
+        if ! mkfs_osd "$id" "$uuid" "${db_args[@]}"; then
+            # the mon can answer `osd new` before the OSD's key is committed (seen
+            # on Tentacle: "couldn't find entity name"), and the mkfs, which first
+            # fetches its config as that OSD, fails: once the key is there, again
+            wait_for_key "osd.$id" || fail_up "mkfs of osd.$id failed, and its key never came"
+            mkfs_osd "$id" "$uuid" "${db_args[@]}" || fail_up "mkfs of osd.$id failed"
+        fi
         host=host$((i / 2))
         if [ $((i % 2)) -eq 0 ]; then cls=hdd; hdd+=("osd.$id"); else cls=ssd; ssd+=("osd.$id"); fi
         cephc osd crush add "osd.$id" 1.0 "host=$host" root=default >/dev/null 2>&1 \
