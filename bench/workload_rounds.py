@@ -27,7 +27,7 @@ from bench.sla_clients import UrgentClient
 from bench.sla_cluster import Bench
 from bench.workload_clients import PoolClients, lay_out
 from harness.cephcluster import PacedWriter, wait_for
-from mgr_sla.core.gain_stats import MIN_KIND_SHARE  # a kind under it: left out at a mix
+from mgr_sla.core.gain_stats import KINDS, kind_shares, needed_kinds
 
 ISOLATED_RULE, NORMAL_SIZE = "sla_isolated_normal", 3
 # the warm-up urgent clients: synchronous ones side by side, half reads, so that
@@ -341,16 +341,16 @@ def clients_gain_at_mix(isolated: Mapping[str, Any], shared: Mapping[str, Any]
     r = shared.get("read_fraction")
     if r is None:
         return None
-    iso = sh = 0.0
-    for share, key in ((r, "read_ms"), (1.0 - r, "write_ms")):
-        a, b = isolated.get(key), shared.get(key)
-        if not share:
-            continue
-        if not a or not b:
-            if share < MIN_KIND_SHARE:  # a kind too rare to be timed at this mix
-                continue
-            return None
-        iso, sh = iso + share * a, sh + share * b
+    timed = {k: (isolated.get(f"{k}_ms") or 0.0, shared.get(f"{k}_ms") or 0.0) for k in KINDS}
+    # the kinds the module's gain needs at this mix (gain_stats); a kind not timed on
+    # both sides leaves the kinds weighed by their ops
+    latency = {k: a if all(timed[k]) else 0.0 for k, (a, _) in timed.items()}
+    if any(not all(timed[k]) for k in needed_kinds(r, latency)):
+        return None
+    share = kind_shares(r)
+    used = [k for k in KINDS if share[k] > 0 and all(timed[k])]
+    iso = sum(share[k] * timed[k][0] for k in used)
+    sh = sum(share[k] * timed[k][1] for k in used)
     return round(iso / sh, 3) if sh else None
 
 

@@ -231,10 +231,9 @@ def device_gain(strategy: str, read_fraction: float, size: int, urgent_share: fl
     latency = {k: figures[0].secs for k, figures in devices.get(NORMAL, {}).items() if figures}
     if any(compared.get(k) is None for k in needed_kinds(read_fraction, latency)):
         return None
+    # every kind needed is known (and one always is: the kinds' time adds up)
     got = {k: c for k, c in compared.items() if c is not None}
     kinds = list(got)
-    if not kinds:
-        return None
     normal = {k: c.normal for k, c in got.items()}
     urgent_service = {k: c.urgent_service_secs for k, c in got.items()}
     copy, ec = strategy == Strategy.COPY.value, strategy == Strategy.EC.value

@@ -101,7 +101,12 @@ def load_bin(ops: int, secs: float, latency_secs: float, read_fraction: float = 
     quarter of reads, in one int (load x MIX_BINS + quarter)."""
     inflight = ops / secs * latency_secs if secs > 0 else 0.0
     load = max(-8, min(8, math.floor(math.log(max(inflight, 1e-6), BIN_BASE))))
-    return load * MIX_BINS + min(MIX_BINS - 1, max(0, math.floor(read_fraction * MIX_BINS)))
+    return load * MIX_BINS + mix_bin(read_fraction)
+
+
+def mix_bin(read_fraction: float) -> int:
+    """A window's quarter of reads (0..MIX_BINS - 1)."""
+    return min(MIX_BINS - 1, max(0, math.floor(read_fraction * MIX_BINS)))
 
 
 class GainLedger:
@@ -264,8 +269,7 @@ def _bins(raw: Mapping[str, Any], version: int) -> dict[int, LoadBin]:
         sums = LoadBin.from_dict(b)
         key = int(k)
         if version == 1:
-            quarter = math.floor(sums.reads / sums.ops * MIX_BINS) if sums.ops else 0
-            key = key * MIX_BINS + min(MIX_BINS - 1, quarter)
+            key = key * MIX_BINS + mix_bin(sums.reads / sums.ops if sums.ops else 0.0)
         out.setdefault(key, LoadBin()).add(sums)
     return out
 

@@ -195,9 +195,8 @@ def gain_at_mix(kinds: Mapping[str, KindGain | None], read_fraction: float,
     share = kind_shares(read_fraction)
     if any(kinds.get(k) is None for k in needed_kinds(read_fraction, latency)):
         return None
+    # not empty: a kind is always needed (the kinds' time adds up) and measured here
     gains = {k: g for k, g in kinds.items() if g is not None and share[k] > 0}
-    if not gains:
-        return None
     isolated = sum(share[k] * g.isolated_secs for k, g in gains.items())
     shared = sum(share[k] * g.isolated_secs / g.gain for k, g in gains.items())
     if isolated <= 0 or shared <= 0:

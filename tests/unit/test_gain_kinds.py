@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import pytest
 
 from mgr_sla.core.activity import PoolPeriod
-from mgr_sla.core.gain import ISOLATED, KEPT, MOVING, GainLedger
+from mgr_sla.core.gain import ISOLATED, KEPT, MIX_BINS, MOVING, GainLedger
 from mgr_sla.core.gain_stats import KindGain, gain_at_mix, t95
 
 POOL = 7
@@ -261,7 +261,7 @@ def test_a_ledger_an_older_module_kept_is_taken_at_each_bins_own_mix() -> None:
     spell(ledger, t, 120, "move", 0.7, 5.0, 20.0, noise=0.1, seed=4, per_sec=40)
     now = json.loads(ledger.to_json())
     old = {**now, "version": 1, "pools": [
-        {**entry, "periods": [{str(int(k) // 4): b for k, b in p.items()}
+        {**entry, "periods": [{str(int(k) // MIX_BINS): b for k, b in p.items()}
                               for p in entry["periods"]]} for entry in now["pools"]]}
     assert old != now
     again = GainLedger()
