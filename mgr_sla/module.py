@@ -22,6 +22,7 @@ from .core.decision import Mode, ThresholdError, Thresholds
 from .core.health import HealthChecks
 from .core.histogram import TickHistogram
 from .core.latency import SloError, parse_slo
+from .core.mon_link import HEALTH_CODE as MONS_SILENT
 from .core.report import history_dicts, render_history, render_plan_costs, render_status
 from .core.settings import SETTINGS_SPECS, Settings
 from .core.state import Role, Strategy, UrgentPlacement
@@ -63,14 +64,16 @@ class Module(MgrModule):
         self._health = HealthChecks()
         # one typed port to the mgr, late-bound: a test harness (and ceph-mgr
         # itself) may provide the module's methods after __init__
-        mgr = self._port = ModulePort(self)
+        mgr = self._port = ModulePort(self, lambda: (self._settings.mon_command_timeout_secs,
+                                                     self._settings.mon_map_timeout_secs))
         self._store = StateStore(mgr, self._health)
         self._maps = MapReader(mgr.get, mgr.get_osdmap)
         self._activity = PoolActivity(mgr)
         self._tracker = SwitchTracker(mgr)
         self._rules = RulesVerifier(mgr)
         self._placer = Placer(mgr.mon, self._maps.up_sets, self.log, self._health,
-                                 lambda: self._settings.failure_domain)
+                                 lambda: self._settings.failure_domain,
+                                 outages=mgr.mons.outages)
         self._admission = AdmissionStep(mgr, self._health, self._activity.read_fraction,
                                         self._maps.up_sets)
         self._balancer = BalancerGuard(mgr, self._health)
@@ -101,10 +104,17 @@ class Module(MgrModule):
         all again, once, typed."""
         self._settings_read = Settings.read(self.get_module_option)
 
-    def _set_options(self, **values: Any) -> None:
-        for name, value in values.items():
-            self.set_module_option(name, value)
-        self.config_notify()  # the next tick acts on them, not after the mon's round trip
+    def _set_options(self, **values: Any) -> Optional[HandleCommandResult]:
+        """None once every option is set; a refusal at the first the mon did
+        not take in time (the mgr waits for its `config set`)."""
+        try:
+            for name, value in values.items():
+                why = self._port.set_module_option(name, value)
+                if why is not None:
+                    return refuse(errno.ETIMEDOUT, f"{name} not set: {why}")
+            return None
+        finally:
+            self.config_notify()  # the next tick acts on them, not after the mon's round trip
 
     # ---- lifecycle ---------------------------------------------------------
     def serve(self) -> None:
@@ -167,13 +177,36 @@ class Module(MgrModule):
         self._health.clear("SLA_TICK_FAILED")  # a tick that ends publishes without it
         try:
             with self._store.act_lock:
-                self._ticker.run(time.time())
+                if self._mons_answer():
+                    self._ticker.run(time.time())
+                else:
+                    self._ticker.watch(time.time())  # measure and report, send nothing
             self._tick_failures = 0
         except Exception as e:
             self._tick_failed(e)
             raise
         finally:
             self._tick_hist.observe(time.monotonic() - started)
+
+    def _mons_answer(self) -> bool:
+        """Under the act lock, so that no command is half way: whether the
+        monitors answer for this tick (a probe's answer counts from here, the
+        next probe starts when due), their health check set or cleared."""
+        if self._port.refresh_mons():
+            self.log.info("sla: the monitors answer again: planning afresh")
+            self._maps.mark_dirty()
+        check = self._port.mons.health()
+        if check is None:
+            self._health.clear(MONS_SILENT)
+            return True
+        self._health.set(MONS_SILENT, *check)
+        return False
+
+    def _mons_refusal(self) -> Optional[HandleCommandResult]:
+        """A command that changes the cluster fails at once while the
+        monitors are silent, rather than wait for them or half apply."""
+        why = self._port.mons_waiting()
+        return refuse(errno.ETIMEDOUT, why) if why else None
 
     def _tick_failed(self, e: Exception) -> None:
         """Ticks failing in a row: the mode and the pools are no longer looked
@@ -201,6 +234,7 @@ class Module(MgrModule):
                 dry_run_mode=(self._ticker.dry_decision.mode.value if self._settings.dry_run
                               and self._ticker.dry_decision else None),
                 stats_period_secs=config_warnings.stats_period(self._port),
+                monitors=self._port.mons.describe(),
                 waiting_for_next_step=self._ticker.waiting)
             return status_dict(gather(facts, StatusParts(
                 self._activity, self._tracker, self._placer, self._admission)))
@@ -228,9 +262,11 @@ class Module(MgrModule):
         except ThresholdError as e:
             return refuse(errno.EINVAL, str(e))
         # low through 0 (half of high) first: every pair a reader sees on the way is valid
-        self.set_module_option("threshold_low_iops", 0.0)
-        self._set_options(threshold_iops=thresholds.high_iops,
-                          threshold_low_iops=thresholds.low_iops if low_iops else 0.0)
+        refused = self._set_options(threshold_low_iops=0.0) or self._set_options(
+            threshold_iops=thresholds.high_iops,
+            threshold_low_iops=thresholds.low_iops if low_iops else 0.0)
+        if refused:
+            return refused
         data = {"threshold_iops": thresholds.high_iops,
                 "threshold_low_iops": thresholds.low_iops}
         return reply(format, data, f"thresholds: high {thresholds.high_iops:g}, low "
@@ -247,7 +283,9 @@ class Module(MgrModule):
         values: dict[str, Any] = {"slo_latency_ms": slo.latency_ms}
         if percentile is not None:
             values["slo_percentile"] = slo.percentile
-        self._set_options(**values)
+        refused = self._set_options(**values)
+        if refused:
+            return refused
         pct = self._settings.slo_percentile
         text = (f"latency objective: p{pct:g} of urgent latency <= {slo.latency_ms:g} ms\n"
                 if slo.on else "latency objective: off\n")
@@ -257,6 +295,9 @@ class Module(MgrModule):
     def cmd_mode(self, mode: ModeArg, format: OutputFormat = OutputFormat.PLAIN
                  ) -> HandleCommandResult:
         """Pin the mode (isolated|shared) or let the module decide (auto)"""
+        refused = self._mons_refusal()  # the pin must reach the store
+        if refused:
+            return refused
         with self._store.lock:
             state = self._store.state()
             state.pinned = None if mode is ModeArg.AUTO else Mode(mode.value)
@@ -268,13 +309,17 @@ class Module(MgrModule):
     @compat.write_command("sla on")
     def cmd_on(self, format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
         """Let the module switch modes and place the managed pools"""
-        self._set_options(active=True)
+        refused = self._set_options(active=True)
+        if refused:
+            return refused
         return reply(format, {"active": True}, "sla is on\n")
 
     @compat.write_command("sla off")
     def cmd_off(self, format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
         """Stop switching and placing (pools stay as they are); measure and report only"""
-        self._set_options(active=False)
+        refused = self._set_options(active=False)
+        if refused:
+            return refused
         return reply(format, {"active": False}, "sla is off: pools stay as they are\n")
 
     @compat.write_command("sla pool set")
@@ -283,7 +328,9 @@ class Module(MgrModule):
                      strategy: Optional[Strategy] = None,
                      format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
         """Manage a pool as urgent (placement isolated|hybrid) or normal (strategy copy|move)"""
-        self._pools.view_with(pool)  # a pool created a moment ago: the mgr sees it first
+        refused = self._mons_refusal()
+        if refused:
+            return refused
         auto = strategy is None and role is Role.NORMAL \
             and self._settings.default_strategy not in {kind.value for kind in Strategy}
         if strategy is None and role is Role.NORMAL and not auto:
@@ -302,12 +349,12 @@ class Module(MgrModule):
     def cmd_pool_rm(self, pool: str, format: OutputFormat = OutputFormat.PLAIN
                     ) -> HandleCommandResult:
         """Stop managing a pool: original rule, size and min_size back, sla upmaps gone"""
-        return self._pools.pool_rm(pool, format)
+        return self._mons_refusal() or self._pools.pool_rm(pool, format)
 
     @compat.write_command("sla release")
     def cmd_release(self, format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
         """Release every managed pool, as 'pool rm' does (before uninstalling the module)"""
-        return self._pools.release(format)
+        return self._mons_refusal() or self._pools.release(format)
 
     @compat.read_command("sla plan")
     def cmd_plan(self, format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
@@ -330,7 +377,7 @@ class Module(MgrModule):
     @compat.write_command("sla rules apply")
     def cmd_rules_apply(self, format: OutputFormat = OutputFormat.PLAIN) -> HandleCommandResult:
         """Generate, verify and install the sla CRUSH rules from the live map"""
-        return self._pools.rules_apply(format)
+        return self._mons_refusal() or self._pools.rules_apply(format)
 
     @compat.write_command("sla advise")
     def cmd_advise(self, cost_ratio: Optional[float] = None, calibrate: bool = False,

@@ -66,13 +66,18 @@ class BatchSender:
     commit per round of `parallel` commands (seconds for a few hundred), and
     while the tick waited for it an urgent load that arrived right after a
     switch to shared was seen only once the batch was through (measured:
-    4.3 s instead of about 1 s). `cancel` stops a batch between rounds."""
+    4.3 s instead of about 1 s). `cancel` stops a batch between rounds, and
+    so does an outage of the monitors: `outages` counts them (the shell's
+    mon deadline), and a batch planned at one count is not continued at
+    another. Its rounds left were decided on a map from before the outage;
+    the tick plans afresh once the monitors answer."""
 
     def __init__(self, send: Callable[[Any], Any], parallel: int,
-                 name: str = "sla-batch") -> None:
+                 name: str = "sla-batch", outages: Callable[[], int] | None = None) -> None:
         self._send = send
         self._parallel = parallel
         self._name = name
+        self._outages = outages
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._cancelled = threading.Event()
@@ -88,19 +93,22 @@ class BatchSender:
             if self._thread is not None and self._thread.is_alive():
                 return False
             self._cancelled.clear()
-            self._thread = threading.Thread(target=self._run, args=(batch, done),
+            planned_at = self._outages() if self._outages is not None else 0
+            self._thread = threading.Thread(target=self._run, args=(batch, done, planned_at),
                                             name=self._name, daemon=True)
             self._thread.start()
             return True
 
-    def _run(self, batch: list[Any], done: Callable[[list[Any], list[Any]], None]) -> None:
+    def _run(self, batch: list[Any], done: Callable[[list[Any], list[Any]], None],
+             planned_at: int) -> None:
         from concurrent.futures import ThreadPoolExecutor
 
         sent: list[Any] = []
         results: list[Any] = []
         with ThreadPoolExecutor(self._parallel) as pool:
             for i in range(0, len(batch), self._parallel):
-                if self._cancelled.is_set():
+                if self._cancelled.is_set() or (
+                        self._outages is not None and self._outages() != planned_at):
                     break
                 chunk = batch[i:i + self._parallel]
                 results += list(pool.map(self._send_one, chunk))

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 
 class GateName(str, Enum):
@@ -214,3 +215,15 @@ RELEASE_HINTS = {
 def gate_status(gate: Gate) -> dict[str, str]:
     """A gate as status shows it: name, detail, and what releases it."""
     return {**gate.to_dict(), "release": RELEASE_HINTS.get(gate.name, "")}
+
+
+def switch_blocked_check(gates: list[Gate]) -> dict[str, dict[str, Any]]:
+    """SLA_SWITCH_BLOCKED while gates hold a decided switch (or a pool's
+    change), each with what releases it; nothing when none does."""
+    if not gates:
+        return {}
+    return {"SLA_SWITCH_BLOCKED": {
+        "severity": "warning",
+        "summary": "sla mode switch blocked: " + ", ".join(g.name.value for g in gates),
+        "count": len(gates),
+        "detail": [f"{g.detail} -> {gate_status(g)['release']}" for g in gates]}}

@@ -29,6 +29,8 @@ def render_status(status: dict[str, Any]) -> str:
                            else f"{status['urgent_iops']:.1f}"),
         _thresholds_line(status),
     ]
+    if status.get("monitors", "answering") != "answering":
+        lines.append(f"monitors:    {status['monitors']}: nothing is sent")
     if status["dry_run"] and status.get("dry_run_mode"):
         lines.append(f"dry run:     would be {status['dry_run_mode']}")
     last = status.get("last_switch")
@@ -119,6 +121,17 @@ def gain_line(gain: dict[str, Any]) -> str:
     return out
 
 
+def by_hand_lines(pool: dict[str, Any]) -> list[str]:
+    """A pool's base size or min_size taken from an operator, or a change not taken."""
+    hand = pool.get("by_hand") or {}
+    lines = [f"by hand:     {pool['name']}: {what} {hand[what]['value']} (set by hand at "
+             f"{_when(hand[what]['set_at'])})" for what in ("base_size", "base_min_size")
+             if what in hand]
+    if hand.get("refused"):
+        lines.append(f"by hand:     {hand['refused']}")
+    return lines
+
+
 def render_holds(status: dict[str, Any]) -> list[str]:
     """What keeps the mode, or the end of a switch, where it is."""
     lines = []
@@ -127,6 +140,7 @@ def render_holds(status: dict[str, Any]) -> list[str]:
     for pool in status.get("pools") or []:
         if pool.get("kept_isolated"):
             lines.append(f"isolated:    {pool['name']}: {pool['kept_isolated']}")
+        lines += by_hand_lines(pool)
         if (pool.get("gain") or {}).get("measured") is not None:
             lines.append(f"gain:        {pool['name']}: {gain_line(pool['gain'])}")
         choice = pool.get("next_strategy") or {}

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .by_hand import by_hand_view
 from .cluster import ClusterView
 from .decision import ThresholdError, Thresholds
 from .gates import GATE_NAMES, Gate, gate_status
@@ -47,6 +48,7 @@ class StatusFacts:
     pools: dict[int, PoolFacts] = field(default_factory=dict)
     waiting_for_next_step: tuple[str, ...] = ()  # pools a paced switch to shared has not reached
     urgent_writes: dict[str, Any] | None = None  # the urgent OSDs' write budget (core/wear.py)
+    monitors: str = "answering"  # or since when they are silent (core/mon_link.py)
 
 
 def _pools(facts: StatusFacts) -> list[dict[str, Any]]:
@@ -55,18 +57,23 @@ def _pools(facts: StatusFacts) -> list[dict[str, Any]]:
         pool, figures = facts.view.pools.get(pool_id), facts.pools.get(pool_id)
         if pool is None or figures is None:
             continue
+        # a base size or min_size taken from an operator, or a change not taken (then
+        # the module leaves the pool's size as it is)
+        hand = by_hand_view(role, facts.state.sizes.get(pool_id))
+        expected_size = None if hand and "refused" in hand else figures.target.size
         out.append({
             "pool_id": pool_id, "name": pool.name, "role": role.role.value,
             "placement": role.placement.value, "strategy": role.strategy.value,
             "strategy_auto": role.auto, "next_strategy": figures.next_strategy,
             "rule": facts.view.rule_name(pool.rule_id),
             "expected_rule": figures.target.rule,
-            "size": pool.size, "expected_size": figures.target.size or pool.size,
+            "size": pool.size, "expected_size": expected_size or pool.size,
             "client_iops": figures.client_iops,
             "read_fraction": figures.read_fraction,
             "misplaced_ratio": figures.misplaced_ratio,
             "upmaps": figures.upmaps,
             "kept_isolated": figures.kept_isolated,
+            "by_hand": hand,
             "gain": figures.gain,
             "latency": figures.latency,
         })
@@ -85,6 +92,7 @@ def status_dict(facts: StatusFacts) -> dict[str, Any]:
     return {
         "version": facts.version,
         "epoch": facts.view.epoch,  # the OSD map the figures below were taken from
+        "monitors": facts.monitors,
         "mode": state.decision.mode.value,
         "pinned": state.pinned is not None,
         "dry_run": settings.dry_run,

@@ -69,17 +69,21 @@ def mon_command(module: Any, cmd: dict[str, Any]) -> tuple[int, str, str]:
 
     Reef's `MgrModule.mon_command` segfaulted the mgr after a few to a
     thousand calls in our runs, while `module.rados.mon_command` did not
-    (docs/release-roots.md); librados behaves the same on every release."""
+    (docs/release-roots.md); librados behaves the same on every release.
+    It blocks while the monitors have no quorum: the binding ignores a
+    `timeout` (the C API takes none), so the deadline is the caller's
+    (mon_deadline.py, through ModulePort)."""
     _connect_once(module)
-    rc, out, err = module.rados.mon_command(json.dumps(cmd), b"", timeout=30)
+    rc, out, err = module.rados.mon_command(json.dumps(cmd), b"")
     return int(rc), out.decode("utf-8", "replace"), str(err)
 
 
 def mon_command_bytes(module: Any, cmd: dict[str, Any], inbuf: bytes = b""
                       ) -> tuple[int, bytes, str]:
-    """A mon command with a binary input and output (osd getmap, setcrushmap)."""
+    """A mon command with a binary input and output (osd getmap, setcrushmap);
+    it blocks as mon_command does."""
     _connect_once(module)
-    rc, out, err = module.rados.mon_command(json.dumps(cmd), inbuf, timeout=60)
+    rc, out, err = module.rados.mon_command(json.dumps(cmd), inbuf)
     return int(rc), bytes(out), str(err)
 
 

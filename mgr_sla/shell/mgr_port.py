@@ -33,10 +33,16 @@ class MgrPort(Protocol):
 
     def get_store(self, key: str) -> str | None: ...
 
-    def set_store(self, key: str, value: str | None) -> None: ...
+    def set_store(self, key: str, value: str | None) -> bool:
+        """False when the mon did not take the write in time (write it again later)."""
+
+    def mons_waiting(self) -> str | None:
+        """None while the monitors answer; else why every mon command fails at
+        once (they went silent: mon_deadline.py)."""
 
     def mon(self, cmd: dict[str, Any]) -> tuple[int, str, str]:
-        """A mon command through the module's own librados handle."""
+        """A mon command through the module's own librados handle, with a
+        deadline; (-ETIMEDOUT, "", why) past it or while the monitors are silent."""
 
     def mon_bytes(self, cmd: dict[str, Any], inbuf: bytes = b"") -> tuple[int, bytes, str]:
         """A mon command with binary input and output (osd getmap, setcrushmap)."""

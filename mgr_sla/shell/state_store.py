@@ -48,7 +48,7 @@ class StateStore:
         self.save_text(self.state().to_json())
 
     def save_text(self, text: str) -> None:
-        """Write the state to the mon store when it changed (a mon round trip)."""
-        if text != self._saved:
-            self._set_store(STATE_KEY, text)
+        """Write the state to the mon store when it changed (a mon round trip);
+        a write the mon did not take in time is made again at the next save."""
+        if text != self._saved and self._set_store(STATE_KEY, text) is not False:
             self._saved = text
