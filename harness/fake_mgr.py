@@ -153,6 +153,13 @@ class FakeCluster:
         self.counters: dict[int, dict[str, list[list[float]]]] = {}
         # (pool, var) -> the error the mon gives to `osd pool set` of it
         self.refuse: dict[tuple[str, str], str] = {}
+        # osd_pool_default_min_size: what `osd pool set size` resets min_size to
+        # (0: size - size // 2, as the mon does by default)
+        self.default_min_size = 0
+        # the mgr's copy of the OSD map, held at an older epoch (None: current);
+        # `held_reads` reads of it later it catches up (None: never)
+        self.mgr_map: dict[str, Any] | None = None
+        self.held_reads: int | None = None
         # the balancer module's options as `ceph config` holds them: none set,
         # so they read as None and the mgr map declares the defaults
         self.balancer: dict[str, Any] = {}
@@ -256,19 +263,36 @@ class FakeCluster:
             {"op": "take", "item": -1, "item_name": "default"},
             {"op": "chooseleaf_firstn", "num": 0, "type": "host"}, {"op": "emit"}]}
 
+    def hold_mgr_map(self, reads: int | None = None) -> None:
+        """The mgr's copy of the OSD map stays as it is now, while the mon's
+        moves on, for `reads` reads of it (None: until released)."""
+        self.mgr_map = json.loads(json.dumps(self.osd_map()))
+        self.held_reads = reads
+
+    def osd_map(self) -> dict[str, Any]:
+        """The OSD map as the mon has it now."""
+        return {
+            "epoch": self.epoch, "crush_version": 3,
+            "require_min_compat_client": self.min_compat_client,
+            "pools": list(self.pools.values()),
+            "erasure_code_profiles": self.ec_profiles,
+            "osds": [{"osd": o, "up": 1, "in": 1, "weight": 1.0} for o in range(8)],
+            "pg_upmap_items": [
+                {"pgid": pg, "mappings": [{"from": a, "to": b} for a, b in pairs]}
+                for pg, pairs in sorted(self.upmaps.items())],
+        }
+
     # -- what the mgr serves ------------------------------------------------
     def get(self, what: str) -> Any:
+        if what == "osd_map" and self.mgr_map is not None:
+            held = self.mgr_map
+            if self.held_reads is not None:
+                self.held_reads -= 1
+                if self.held_reads <= 0:
+                    self.mgr_map = None
+            return held
         if what == "osd_map":
-            return {
-                "epoch": self.epoch, "crush_version": 3,
-                "require_min_compat_client": self.min_compat_client,
-                "pools": list(self.pools.values()),
-                "erasure_code_profiles": self.ec_profiles,
-                "osds": [{"osd": o, "up": 1, "in": 1, "weight": 1.0} for o in range(8)],
-                "pg_upmap_items": [
-                    {"pgid": pg, "mappings": [{"from": a, "to": b} for a, b in pairs]}
-                    for pg, pairs in sorted(self.upmaps.items())],
-            }
+            return self.osd_map()
         if what == "mgr_map":
             # as `ceph mgr dump` declares the balancer's options (strings)
             return {"available_modules": [{"name": "balancer", "module_options": {
@@ -363,7 +387,8 @@ class FakeCluster:
                                  "nosizechange flag for the pool first")
             pool[cmd["var"]] = int(cmd["val"])
             if cmd["var"] == "size":  # as the mon does: min_size to the default for the size
-                pool["min_size"] = int(cmd["val"]) - int(cmd["val"]) // 2
+                size = int(cmd["val"])
+                pool["min_size"] = min(size, self.default_min_size or size - size // 2)
         elif prefix in ("config set", "config rm") and cmd["name"] == "mgr/balancer/pool_ids":
             if prefix == "config set":
                 self.balancer["pool_ids"] = cmd.get("value", "")
@@ -383,7 +408,7 @@ class FakeCluster:
         elif prefix == "osd stat":
             return 0, json.dumps({"epoch": self.epoch}).encode(), ""  # reads, changes nothing
         elif prefix == "osd dump":
-            dump = dict(self.get("osd_map"), require_min_compat_client=(
+            dump = dict(self.osd_map(), require_min_compat_client=(
                 self.mon_min_compat_client or self.min_compat_client))
             return 0, json.dumps(dump).encode(), ""
         else:

@@ -23,7 +23,8 @@ RULE_HYBRID = "sla_hybrid"
 HISTORY_LEN = 50
 STATE_KEY = "state"
 STATE_VERSION = 4  # 1: no "version" key, no original rules; 2: no strategies; 3: no
-# pools sent back, no pacing record
+# pools sent back, no pacing record. "sizes" is optional in 4: a module that
+# predates it drops it, and one that reads none starts the records afresh
 
 
 class Role(str, enum.Enum):
@@ -86,6 +87,41 @@ class PoolTarget:
     min_size: int | None = None  # None: sla leaves the min_size alone
 
 
+@dataclass(frozen=True)
+class SizeRecord:
+    """What the module last commanded or accepted of a pool's size and
+    min_size, for the pools whose size it keeps (copy): an operator's change
+    is told from the module's own by it (core/by_hand.py)."""
+
+    size: int
+    min_size: int
+    # the pool's size and min_size when the module's last commands went out,
+    # until the map shows them done: until then the map may show either, and
+    # the mon's own min_size reset after the size change
+    before: tuple[int, int] | None = None
+    # when the base size and min_size were last taken from an operator's change
+    size_by_hand_at: float | None = None
+    min_size_by_hand_at: float | None = None
+    # an operator's change the module did not take, and why: it leaves the
+    # pool's size and min_size alone and keeps it isolated until it is resolved
+    refused: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["before"] = list(self.before) if self.before else None
+        return out
+
+    @staticmethod
+    def from_json(raw: dict[str, Any]) -> SizeRecord:
+        def at(key: str) -> float | None:
+            return float(raw[key]) if raw.get(key) is not None else None
+        before = raw.get("before")
+        return SizeRecord(int(raw["size"]), int(raw["min_size"]),
+                          (int(before[0]), int(before[1])) if before else None,
+                          at("size_by_hand_at"), at("min_size_by_hand_at"),
+                          str(raw["refused"]) if raw.get("refused") else None)
+
+
 @dataclass
 class SwitchRecord:
     time: float
@@ -135,6 +171,8 @@ class ModuleState:
     # and why: kept isolated until the mode or its pin changes
     sent_back: dict[int, str] = field(default_factory=dict)
     last_step: StepRecord | None = None
+    # the copy pools' sizes as the module last set or accepted them
+    sizes: dict[int, SizeRecord] = field(default_factory=dict)
 
     @staticmethod
     def initial(now: float) -> ModuleState:
@@ -161,6 +199,8 @@ class ModuleState:
             del self.roles[pool_id]
         for pool_id in [p for p in self.sent_back if p not in exist]:
             del self.sent_back[pool_id]
+        for pool_id in [p for p in self.sizes if p not in exist]:
+            del self.sizes[pool_id]
         step = self.last_step
         if step is not None and any(p not in exist for p in step.pools):
             pools = tuple(p for p in step.pools if p in exist)
@@ -188,6 +228,7 @@ class ModuleState:
             "last_step": None if self.last_step is None else {
                 "at": self.last_step.at, "epoch": self.last_step.epoch,
                 "pools": list(self.last_step.pools)},
+            "sizes": {str(p): r.to_json() for p, r in sorted(self.sizes.items())},
         }, sort_keys=True)
 
     @staticmethod
@@ -214,6 +255,8 @@ class ModuleState:
                 blocked_total={str(k): int(v) for k, v in raw.get("blocked_total", {}).items()},
                 sent_back={int(p): str(why) for p, why in (raw.get("sent_back") or {}).items()},
                 last_step=_step_from(raw.get("last_step")),
+                sizes={int(p): SizeRecord.from_json(r)
+                       for p, r in (raw.get("sizes") or {}).items()},
             )
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise StateError(f"unreadable state record: {e}") from e

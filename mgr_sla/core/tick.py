@@ -7,7 +7,7 @@ plan (rule changes, a switch record, health); the policy simulation
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .decision import DecisionState, Mode, ModeDecision, Thresholds, decide, held
 from .gates import ClusterHealth, Gate, GateName, shared_gates
@@ -59,6 +59,9 @@ class TickInputs:
     step_wait_secs: float = 0.0
     last_step_at: float | None = None  # when the last step toward shared went out
     last_step_settled: bool = True
+    # pools whose size or min_size an operator set and the module did not take
+    # (core/by_hand.py): isolated, their size and min_size left as they are
+    hands_off: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -109,14 +112,16 @@ class TickPlan:
     holds: tuple[Gate, ...] = ()  # what would hold a switch to the other mode now
 
 
-def _changes(pools: Sequence[PoolNow], mode: Mode, keep_isolated: frozenset[int]
-             ) -> list[PoolChange]:
+def _changes(pools: Sequence[PoolNow], mode: Mode, keep_isolated: frozenset[int],
+             hands_off: frozenset[int] = frozenset()) -> list[PoolChange]:
     out = []
     for pool in sorted(pools, key=lambda p: p.pool_id):
         pool_mode = Mode.ISOLATED if pool.pool_id in keep_isolated else mode
         target = pool.targets.get(pool_mode)
         if target is None:
             continue
+        if pool.pool_id in hands_off:  # the operator's: no silent undo, no fight
+            target = replace(target, size=None, min_size=None)
         # only a rule or a size lets normal data onto the urgent region
         moves = target.rule != pool.rule or target.size not in (None, pool.size)
         change = PoolChange(pool.pool_id, pool.name, pool.role, pool.rule, target.rule,
@@ -226,17 +231,19 @@ def plan_tick(inputs: TickInputs) -> TickPlan:
         if switch_gates:
             state = held(decision, inputs.state)
             switch = False
-    keep = inputs.keep_isolated | inputs.sent_back
+    keep = inputs.keep_isolated | inputs.sent_back | inputs.hands_off
     changes: list[PoolChange] = []
     change_gates: list[Gate] = []
     waiting: tuple[str, ...] = ()
     if not inputs.dry_run:
-        go, held_back, change_gates = _gated(_changes(inputs.pools, state.mode, keep), inputs)
+        go, held_back, change_gates = _gated(
+            _changes(inputs.pools, state.mode, keep, inputs.hands_off), inputs)
         rest = [c for c in go if not c.toward_shared]
         step, later = _paced([c for c in go if c.toward_shared], inputs.pools, inputs)
         changes = rest + step
         waiting = tuple(c.pool for c in held_back) + later
-    _, _, holds = _gated(_changes(inputs.pools, state.mode.other(), keep), inputs)
+    _, _, holds = _gated(_changes(inputs.pools, state.mode.other(), keep, inputs.hands_off),
+                         inputs)
     if state.mode.other() is Mode.SHARED and not holds:
         holds = list(shared_gates(inputs.health, inputs.max_misplaced_ratio))
     gates = _merge(switch_gates, change_gates)

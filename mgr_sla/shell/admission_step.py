@@ -48,7 +48,8 @@ from .state_store import StateStore
 def snapshot(state: ModuleState) -> ModuleState:
     """A copy of the state to read outside the status lock."""
     return replace(state, roles=dict(state.roles), history=list(state.history),
-                   sent_back=dict(state.sent_back), blocked_total=dict(state.blocked_total))
+                   sent_back=dict(state.sent_back), blocked_total=dict(state.blocked_total),
+                   sizes=dict(state.sizes))
 
 
 def snapshot_of(state: ModuleState, seen: ModuleState | None) -> ModuleState:
@@ -242,8 +243,9 @@ class AdmissionStep:
         # windows at its own tick): a failover loses a window's sums at most
         if self.ledger.version != self._ledger_saved \
                 and now - self._ledger_saved_at >= settings.gain_window_secs:
-            self._mgr.set_store(LEDGER_KEY, self.ledger.to_json())
-            self._ledger_saved, self._ledger_saved_at = self.ledger.version, now
+            self._ledger_saved_at = now  # tried once a window while the mon does not take it
+            if self._mgr.set_store(LEDGER_KEY, self.ledger.to_json()) is not False:
+                self._ledger_saved = self.ledger.version
 
     @property
     def shared_pools(self) -> frozenset[int]:

@@ -8,6 +8,8 @@ facts, the placement check).
 """
 from __future__ import annotations
 
+import json
+import time
 from typing import Any, Callable
 
 from ..core.cluster import ClusterView, cluster_view
@@ -16,6 +18,15 @@ from ..core.maps import MapSnapshot, RegionSpec
 from ..core.upmap.regions import current_items
 
 MAP_REFRESH_SECS = 300.0
+# how long a command waits for the mgr's copy of the OSD map to reach the
+# epoch the mon has (read at each call: tests shorten it)
+MON_EPOCH_WAIT_SECS = 10.0
+MonCall = Callable[[dict[str, Any]], "tuple[int, str, str]"]
+
+
+class MapBehind(RuntimeError):
+    """The mgr's OSD map did not reach the mon's epoch in time (or the mon
+    did not say its epoch): the message names both."""
 
 
 class MapReader:
@@ -70,3 +81,26 @@ class MapReader:
     def fresh_view(self) -> ClusterView:
         """A view of the maps as they are now (commands act on the present)."""
         return cluster_view(self._get("osd_map"), self._get("osd_map_crush"))
+
+    def view_at_mon(self, mon: MonCall) -> ClusterView:
+        """The maps at the epoch the mon has when asked, or a later one. What
+        a command records of a pool (its rule, size and min_size, put back at
+        `pool rm`) must be the pool as it is: a moment after `ceph osd pool
+        set`, the mgr's copy of the map can be an epoch behind the mon's.
+        Raises MapBehind if the mgr's map does not get there in
+        MON_EPOCH_WAIT_SECS: better no record than a stale one."""
+        rc, out, err = mon({"prefix": "osd stat", "format": "json"})
+        if rc != 0:
+            raise MapBehind(f"the mon did not give its OSD map epoch ({err.strip() or rc})")
+        epoch = int(json.loads(out).get("epoch", 0))
+        waited = MON_EPOCH_WAIT_SECS
+        deadline = time.monotonic() + waited
+        while True:
+            osd_map = self._get("osd_map") or {}
+            have = int(osd_map.get("epoch", 0))
+            if have >= epoch:
+                return cluster_view(osd_map, self._get("osd_map_crush"))
+            if time.monotonic() >= deadline:
+                raise MapBehind(f"the mgr's OSD map is at epoch {have}, the mon's at {epoch}, "
+                                f"still after {waited:g} s")
+            time.sleep(0.05)

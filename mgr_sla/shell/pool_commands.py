@@ -12,19 +12,28 @@ from typing import Any, Callable
 
 from mgr_module import HandleCommandResult
 
+from ..core.by_hand import PoolSizes, accepted, judge, release_role
 from ..core.cluster import ClusterView, PoolInfo, ec_profile, pg_bytes_by_seed, pool_refusal
 from ..core.decision import Mode
 from ..core.ec_profile import EcScope, ec_misfit, ec_rule_misfit
 from ..core.models.registry import MODELS, auto_role, model_of, role_needs, target
 from ..core.settings import Settings
-from ..core.state import RULE_ISOLATED_NORMAL, PoolRole, Role, Strategy, UrgentPlacement
+from ..core.state import (
+    RULE_ISOLATED_NORMAL,
+    ModuleState,
+    PoolRole,
+    Role,
+    SizeRecord,
+    Strategy,
+    UrgentPlacement,
+)
 from ..core.strategy_choice import StrategyChoice
 from ..core.upmap.pg_ids import parse_pgid
 from ..crush_rules.rules import copy_rule_name
-from ..placement.base import set_pool
+from ..placement.base import Released, set_pool
 from ..placement.placer import Placer
 from .commands_io import OutputFormat, refuse, reply
-from .map_reader import MapReader
+from .map_reader import MapBehind, MapReader
 from .mgr_port import MgrPort
 from .rules_verifier import RulesBusy, RulesVerifier, compat_refusal, module_words, rules_needed
 from .state_store import StateStore
@@ -52,7 +61,9 @@ class PoolCommands:
         """`auto`: no --strategy under default_strategy 'auto': the first
         strategy is the admission's choice for the pool (what `plan` then
         shows), and the module picks again at each switch to shared."""
-        view = self.view_with(pool)
+        view = self._view_now(f"pool '{pool}' not set")
+        if not isinstance(view, ClusterView):
+            return view
         info = view.pool_by_name(pool)
         if info is None:
             return refuse(errno.ENOENT, f"pool '{pool}' does not exist ('ceph osd pool ls')")
@@ -74,19 +85,16 @@ class PoolCommands:
                 how = f" ({current.strategy.value})" if current.role is Role.NORMAL else ""
                 return refuse(errno.EINVAL, f"pool '{pool}' is already {current.role.value}"
                               f"{how}: 'ceph sla pool rm {pool}' first")
-            new = self._new_role(info, view, role, placement, strategy, current, auto)
-            needed = rules_needed(replace(state, roles={**state.roles, info.pool_id: new}))
-            missing = [r for r in needed if r not in view.rules]
-            need = role_needs(new)
-            weight_set = need.weight_set and info.pool_id not in view.choose_args_pools
-            options = self._rules.options(
-                self._settings(), state, view, (info.pool_id,) if need.weight_set else (),
-                (need.copy_size,) if need.copy_size else ()) if missing or weight_set else None
+            new, record, problem = self._sizes_for(info, view, state, current, self._new_role(
+                info, view, role, placement, strategy, current, auto))
+            if problem:
+                return refuse(errno.EINVAL, problem)
+            options = self._options_for(info, view, state, new)
         if options is not None:
             failed = self._install_for(info, view, options, new)
             if failed is not None:
                 return failed
-        self._remanage(info.pool_id, new)
+        self._remanage(info.pool_id, new, record)
         data = {"pool": pool, "pool_id": info.pool_id, "role": role.value,
                 "placement": new.placement.value, "strategy": new.strategy.value,
                 "auto": new.auto}
@@ -95,20 +103,42 @@ class PoolCommands:
         return reply(fmt, data, f"pool '{pool}' is {role.value}{how}: it moves onto "
                                 f"{target(new, Mode.ISOLATED).rule} at the next tick\n")
 
-    def view_with(self, pool: str, timeout: float = 10.0) -> ClusterView:
-        """The maps as they are now; for a pool they do not have (created a
-        moment ago: the mgr's map may lag the mon's), once the mgr has the
-        mon's epoch of now, or at the timeout."""
-        view = self._maps.fresh_view()
-        if view.pool_by_name(pool) is not None:
-            return view
-        rc, out, _ = self._mon({"prefix": "osd stat", "format": "json"})
-        epoch = int(json.loads(out).get("epoch", 0)) if rc == 0 else 0
-        deadline = time.monotonic() + timeout
-        while int((self._get("osd_map") or {}).get("epoch", 0)) < epoch \
-                and time.monotonic() < deadline:
-            time.sleep(0.1)
-        return self._maps.fresh_view()
+    @staticmethod
+    def _sizes_for(info: PoolInfo, view: ClusterView, state: ModuleState,
+                   current: PoolRole | None, new: PoolRole
+                   ) -> tuple[PoolRole, SizeRecord | None, str | None]:
+        """The role and size record `pool set` leaves, or why not: a new pool
+        is taken as it is; one set again keeps its record, but a size or
+        min_size an operator set becomes its base (core/by_hand.py)."""
+        if current is None:
+            return new, accepted(new, info.size, info.min_size), None
+        again = judge(PoolSizes(info.name, info.size, info.min_size), new,
+                      state.sizes.get(info.pool_id), view.rules, time.time(), asked=True)
+        if again.change is not None and again.change.refusal is not None:
+            return new, None, again.change.line()
+        return again.role or new, again.record, None
+
+    def _options_for(self, info: PoolInfo, view: ClusterView, state: ModuleState,
+                     new: PoolRole) -> Any:
+        """What to install for the pool's new role (None: it has all it needs)."""
+        needed = rules_needed(replace(state, roles={**state.roles, info.pool_id: new}))
+        missing = [r for r in needed if r not in view.rules]
+        need = role_needs(new)
+        weight_set = need.weight_set and info.pool_id not in view.choose_args_pools
+        if not missing and not weight_set:
+            return None
+        return self._rules.options(
+            self._settings(), state, view, (info.pool_id,) if need.weight_set else (),
+            (need.copy_size,) if need.copy_size else ())
+
+    def _view_now(self, what: str) -> ClusterView | HandleCommandResult:
+        """The maps at the mon's epoch of now (MapReader.view_at_mon): what a
+        command records of a pool, or puts back, is the pool as it is, not as
+        the mgr's copy of the map had it an epoch ago; else a refusal."""
+        try:
+            return self._maps.view_at_mon(self._mon)
+        except MapBehind as e:
+            return refuse(errno.EAGAIN, f"{what}: {e}; nothing changed: try again")
 
     def _set_refusal(self, info: PoolInfo, role: Role, placement: UrgentPlacement | None,
                      strategy: Strategy | None) -> str | None:
@@ -180,7 +210,9 @@ class PoolCommands:
     # ---- pool rm / release -----------------------------------------------------
     def pool_rm(self, pool: str, fmt: OutputFormat) -> HandleCommandResult:
         with self._store.act_lock:  # a tick must not act on the pools meanwhile
-            view = self._maps.fresh_view()
+            view = self._view_now(f"pool '{pool}' still managed")
+            if not isinstance(view, ClusterView):
+                return view
             info = view.pool_by_name(pool)
             if info is None:
                 return refuse(errno.ENOENT, f"pool '{pool}' does not exist")
@@ -190,10 +222,11 @@ class PoolCommands:
                 role = self._store.state().roles.pop(info.pool_id, None)
                 if role is None:
                     return refuse(errno.ENOENT, f"pool '{pool}' is not managed by sla")
+                record = self._store.state().sizes.pop(info.pool_id, None)
                 self._store.save()
-            released = self._release_one(info.pool_id, role, view)
+            released = self._release_one(info.pool_id, role, view, record)
             if released.failed:
-                self._remanage(info.pool_id, role)
+                self._remanage(info.pool_id, role, record)
                 return refuse(errno.EIO, f"pool '{pool}' is still managed: {released.failed}"
                               f"; fix that, then 'ceph sla pool rm {pool}' again")
             return reply(fmt, {"pool": pool, "removed": True, "steps": released.done},
@@ -201,11 +234,14 @@ class PoolCommands:
 
     def release(self, fmt: OutputFormat) -> HandleCommandResult:
         with self._store.act_lock:
-            view = self._maps.fresh_view()
+            view = self._view_now("nothing released")
+            if not isinstance(view, ClusterView):
+                return view
             with self._store.lock:  # unmanaged first, as in `pool rm`
                 state = self._store.state()
-                roles = dict(state.roles)
+                roles, records = dict(state.roles), dict(state.sizes)
                 state.roles.clear()
+                state.sizes.clear()
                 self._store.save()
             report: dict[str, Any] = {}
             errors = []
@@ -213,11 +249,11 @@ class PoolCommands:
                 info = view.pools.get(pool_id)
                 if info is None:
                     continue
-                released = self._release_one(pool_id, role, view)
+                released = self._release_one(pool_id, role, view, records.get(pool_id))
                 report[info.name] = released.done
                 if released.failed:
                     errors.append(f"{info.name}: {released.failed}")
-                    self._remanage(pool_id, role)  # the operator can retry
+                    self._remanage(pool_id, role, records.get(pool_id))  # to retry
             if errors:
                 return refuse(errno.EIO, "not released: " + "; ".join(errors)
                               + "; fix that, then 'ceph sla release' again")
@@ -242,13 +278,26 @@ class PoolCommands:
                 done.append(f"{name} removed" if rc == 0 else f"{name} kept: {err.strip()}")
         return done
 
-    def _release_one(self, pool_id: int, role: PoolRole, view: ClusterView) -> Any:
+    def _release_one(self, pool_id: int, role: PoolRole, view: ClusterView,
+                     record: SizeRecord | None = None) -> Released:
+        """Undo what sla did: a size or min_size an operator set stays theirs."""
         urgent = view.osds_of_class(self._settings().urgent_class)
-        return self._placer.release(pool_id, role, view, self._get("osd_map"), urgent)
+        info = view.pools[pool_id]
+        kept = release_role(role, PoolSizes(info.name, info.size, info.min_size), record)
+        released = self._placer.release(pool_id, kept, view, self._get("osd_map"), urgent)
+        if kept == role:
+            return released
+        return Released([*released.done, f"size {info.size}, min_size {info.min_size} left "
+                         "as set by hand"], released.failed)
 
-    def _remanage(self, pool_id: int, role: PoolRole) -> None:
+    def _remanage(self, pool_id: int, role: PoolRole, record: SizeRecord | None) -> None:
         with self._store.lock:
-            self._store.state().roles[pool_id] = role
+            state = self._store.state()
+            state.roles[pool_id] = role
+            if record is None:
+                state.sizes.pop(pool_id, None)
+            else:
+                state.sizes[pool_id] = record
             self._store.save()
         # the tick's maps may predate the pool (its notify not delivered yet):
         # read again, or the tick would forget the role of a pool it cannot see
