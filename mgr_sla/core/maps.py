@@ -33,7 +33,8 @@ class RegionSpec:
     failure_domain: str
     normal_class: str
     urgent_class: str
+    past_min_size: bool = False  # Regions.past_min_size
 
     def regions(self, osd_map: dict[str, Any], crush: dict[str, Any]) -> Regions:
         return regions_from_maps(osd_map, crush, self.failure_domain, self.normal_class,
-                                 self.urgent_class)
+                                 self.urgent_class, self.past_min_size)

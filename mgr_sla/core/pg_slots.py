@@ -205,6 +205,21 @@ def check_slots(counts: Mapping[int, int], urgent: Mapping[int, UrgentOsd]) -> S
     return SlotLoad(counts, urgent).check()
 
 
+def withholding_osds(health: Mapping[str, object]) -> frozenset[int]:
+    """The OSDs PENDING_CREATING_PGS names in its detail ("osd.3 has pending
+    PGs"); empty when it names none (or is not raised)."""
+    checks = health.get("checks")
+    check = checks.get("PENDING_CREATING_PGS") if isinstance(checks, Mapping) else None
+    detail = check.get("detail") if isinstance(check, Mapping) else None
+    out = set()
+    for line in detail if isinstance(detail, list) else ():
+        message = line.get("message", "") if isinstance(line, Mapping) else str(line)
+        for word in str(message).split():
+            if word.startswith("osd.") and word[4:].isdigit():
+                out.add(int(word[4:]))
+    return frozenset(out)
+
+
 def withheld(health: Mapping[str, object]) -> str | None:
     """Why no pool may share now: an OSD already withholds PGs (Ceph's
     PENDING_CREATING_PGS), whatever the module counted."""

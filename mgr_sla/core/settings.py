@@ -50,6 +50,10 @@ class Settings:
     failure_domain: str = DEFAULT_SCOPE.failure_domain
     metrics_addr: str = "::"  # Ceph's prometheus module default
     metrics_port: int = 9284
+    # librados ignores a mon command's timeout and the mgr sets none: the
+    # module keeps these deadlines itself (shell/mon_deadline.py)
+    mon_command_timeout_secs: float = 30.0
+    mon_map_timeout_secs: float = 60.0
     max_isolation_secs: float = 60.0
     default_strategy: str = "auto"
     # a normal pool is shared only when it is expected to gain at least this
@@ -59,6 +63,9 @@ class Settings:
     gain_window_secs: float = 30.0
     gain_prior: str = "devices"
     max_urgent_drive_writes: float = 0.3
+    # shared mode may leave a PG fewer than min_size members on the normal
+    # class: more on the urgent OSDs, but such PGs stop with the urgent class
+    share_past_min_size: bool = False
 
     @classmethod
     def read(cls, get: Callable[[str], Any]) -> Settings:
@@ -81,7 +88,8 @@ class Settings:
         return Slo(self.slo_latency_ms, self.slo_percentile, self.slo_low_fraction)
 
     def region_spec(self) -> RegionSpec:
-        return RegionSpec(self.failure_domain, self.normal_class, self.urgent_class)
+        return RegionSpec(self.failure_domain, self.normal_class, self.urgent_class,
+                          self.share_past_min_size)
 
 
 def _bool(raw: Any) -> bool:
@@ -175,6 +183,13 @@ SETTINGS_SPECS = (
                "module default)"),
     OptionSpec("metrics_port", "int", "port of the Prometheus endpoint (0: no endpoint)",
                min=0, max=65535),
+    OptionSpec("mon_command_timeout_secs", "secs",
+               "a mon command (or state write) the monitors do not answer within this long "
+               "fails, and the module then sends nothing until a probe answers (no quorum)",
+               min=1),
+    OptionSpec("mon_map_timeout_secs", "secs",
+               "the same for the commands that carry a whole map (osd getmap, osd "
+               "setcrushmap)", min=1),
     OptionSpec("max_isolation_secs", "secs",
                "a normal pool is never shared when isolating it again would take longer than "
                "this (the switch-cost model's estimate: 'ceph sla plan')", min=1),
@@ -210,4 +225,10 @@ SETTINGS_SPECS = (
                "normal pool whose sharing would pass it stays isolated until the last 24 hours' "
                "switches leave room; a pinned 'ceph sla mode shared' shares anyway; 0: no limit",
                min=0),
+    OptionSpec("share_past_min_size", "bool",
+               "shared mode may put so many members of a normal PG (move: replicas, ec: shards) "
+               "on urgent OSDs that fewer than the pool's min_size stay on the normal class: "
+               "more on the urgent OSDs, but those PGs stop serving I/O while the urgent OSDs "
+               "are down ('ceph sla status' counts them); off: every normal PG stays active "
+               "with the whole urgent class stopped"),
 )

@@ -8,7 +8,8 @@ keeps them isolated for the rest of the shared period:
 - a PG of a managed pool not active for STUCK_SECS with an urgent OSD in its
   up or acting set (an OSD at its PG limit withholds a replica and the PG
   stays activating; Ceph raises nothing for it): the pools with PGs on those
-  urgent OSDs; a PG of a pool sharing, stuck so whatever its OSDs (a normal
+  urgent OSDs that are near their limit (one far from it, as a down OSD, is no
+  other pool's doing); a PG of a pool sharing, stuck so whatever its OSDs (a normal
   OSD may have touched its limit while data moved): that pool. A PG whose
   primary has not reported since the step that shared its pool counts as
   stuck too (its stats may still say active+clean with the old OSDs, while
@@ -19,7 +20,9 @@ keeps them isolated for the rest of the shared period:
   that to peer and report;
 - an urgent OSD at the most PGs it holds (it creates no more): the pools
   with PGs on it;
-- Ceph's PENDING_CREATING_PGS: every pool sharing (which OSD is not said);
+- Ceph's PENDING_CREATING_PGS: the pools with PGs on the urgent OSDs its
+  detail names (a normal OSD named sends none back: isolation would load it
+  further), every pool sharing where it names none;
 - an urgent OSD past nearfull_ratio: every pool sharing (the urgent pools'
   writes would soon stop there); a pool's own PGs backfill_toofull or
   recovery_toofull: that pool.
@@ -80,6 +83,7 @@ class SharingNow:
     nearfull_ratio: float = 0.85
     toofull: frozenset[int] = frozenset()  # pools with a PG toofull
     managed: frozenset[int] = field(default_factory=frozenset)
+    withheld_by: frozenset[int] = frozenset()  # the OSDs Ceph names as withholding PGs
 
 
 def _limit_text(osd: int, u: UrgentOsdNow) -> str:
@@ -119,7 +123,11 @@ def pg_faults(now: SharingNow) -> dict[int, str]:
         if pg.unreported and not any(_near_limit(now.urgent[o]) for o in pg.up
                                      if o in now.urgent):
             continue
-        involved = _on(now.sharing, set(osds)) if osds else []
+        # an urgent OSD near its limit may withhold the PG for every pool's PGs
+        # there: they all go back; one far from it (down, say) is not about
+        # PG slots, and only the PG's own pool is the sharing's doing
+        near = {o for o in osds if _near_limit(now.urgent[o])}
+        involved = _on(now.sharing, near) if near else []
         if pg.pool_id in now.sharing and pg.pool_id not in involved:
             involved.append(pg.pool_id)
         where = ("with urgent " + ", ".join(_limit_text(o, now.urgent[o]) for o in osds)
@@ -143,7 +151,12 @@ def osd_faults(now: SharingNow) -> dict[int, str]:
             blame(_on(now.sharing, {osd}),
                   f"{_limit_text(osd, u)}: at its limit, it creates no more PGs")
     if now.withheld:
-        blame(sorted(now.sharing), now.withheld)
+        # the OSDs Ceph names: the pools with PGs on those of them that are urgent
+        # (isolating frees them); a normal one is not the sharing's doing, and
+        # isolating would load it further. Named none: every pool sharing.
+        urgent = now.withheld_by & set(now.urgent)
+        blame(_on(now.sharing, set(urgent)) if now.withheld_by else sorted(now.sharing),
+              now.withheld)
     over = sorted(((o, u.fill) for o, u in now.urgent.items()
                    if u.fill is not None and u.fill > now.nearfull_ratio),
                   key=lambda item: (-item[1], item[0]))

@@ -16,7 +16,7 @@ from ..core.state import PoolRole
 from ..core.tick import PoolChange
 from ..core.upmap.ec_plan import ec_faults, plan_ec_pool
 from ..core.upmap.planner import commands
-from ..core.upmap.regions import MappingFaults
+from ..core.upmap.regions import MappingFaults, pgs_stopping_without
 from ..crush_rules.ec_rules import ec_rule_name
 from .base import EntryPlan, MonCall, Released, set_pool
 from .move_strategy import release_pool
@@ -46,7 +46,9 @@ class EcStrategy(EcModel):
         status = {"placement": goal, "pgs_with_upmaps": len(plan.wanted),
                   "pending": plan.pending,
                   "urgent_shard_share": round(on_urgent / shards, 4) if shards else None,
-                  "shards_on_urgent": on_urgent}
+                  "shards_on_urgent": on_urgent,
+                  "pgs_stopping_with_urgent": pgs_stopping_without(
+                      pool.up, maps.regions, maps.regions.urgent_class, pool.info.min_size)}
         return EntryPlan(commands(plan, placing=not hold), plan.pending, status)
 
     def faults(self, pool: PoolUp, maps: MapSnapshot) -> MappingFaults:

@@ -17,7 +17,12 @@ from ..core.state import RULE_HYBRID, RULE_ISOLATED_NORMAL, RULE_SHARED, PoolRol
 from ..core.switch_cost import UPMAP_PARALLEL
 from ..core.tick import PoolChange
 from ..core.upmap.planner import commands, plan_pool
-from ..core.upmap.regions import MappingFaults, current_items, mapping_faults
+from ..core.upmap.regions import (
+    MappingFaults,
+    current_items,
+    mapping_faults,
+    pgs_stopping_without,
+)
 from ..worker import BatchSender
 from .base import EntryPlan, MonCall, Released, restore_rule, set_pool
 
@@ -29,12 +34,14 @@ PLAN_CACHE_MAX = 1 << 20
 
 
 class MoveStrategy(MoveModel):
-    def __init__(self, mon: MonCall, log: Any) -> None:
+    def __init__(self, mon: MonCall, log: Any, outages: Callable[[], int] | None = None
+                 ) -> None:
         self._mon = mon
         self._log = log
         self._cache: dict[Any, Any] = {}  # per-PG plans, while the regions stay
         self._cache_for: int | None = None
-        self.sender = BatchSender(mon, UPMAP_PARALLEL, "sla-upmaps")
+        # `outages`: the monitors' silences so far; a batch stops at the next
+        self.sender = BatchSender(mon, UPMAP_PARALLEL, "sla-upmaps", outages)
 
     def apply(self, change: PoolChange) -> Gate | None:
         if not change.rule_changes:
@@ -67,7 +74,9 @@ class MoveStrategy(MoveModel):
                      if o in regions.osds and regions.osds[o].cls == regions.urgent_class)
         status = {"placement": goal, "pgs_with_upmaps": len(plan.wanted),
                   "pending": plan.pending,
-                  "urgent_replica_share": round(urgent / replicas, 4) if replicas else None}
+                  "urgent_replica_share": round(urgent / replicas, 4) if replicas else None,
+                  "pgs_stopping_with_urgent": pgs_stopping_without(
+                      pool.up, regions, regions.urgent_class, pool.info.min_size)}
         return EntryPlan(commands(plan, placing=not hold), plan.pending, status)
 
     def faults(self, pool: PoolUp, maps: MapSnapshot) -> MappingFaults:

@@ -25,23 +25,28 @@ from .move_strategy import MoveStrategy, remove_weight_set
 from .registry import STRATEGIES, kind_of
 
 APPLY_PARALLEL = 16  # pools changed at once in one tick
+# how long a change that isolates waits for an upmap batch already with the
+# mon (a commit or two) before it goes anyway
+SENDS_WAIT_SECS = 10.0
 
 
 class Placer:
     def __init__(self, mon: MonCall, up_sets: Callable[[int], Mapping[str, Sequence[int]]],
                  log: Any,
-                 health: HealthChecks, failure_domain: Callable[[], str]) -> None:
+                 health: HealthChecks, failure_domain: Callable[[], str],
+                 outages: Callable[[], int] | None = None) -> None:
         self._mon = mon
         self._up_sets = up_sets
         self._log = log
         self._health = health
         self._failure_domain = failure_domain
-        # the move strategy's sender carries every pg_upmap_items batch
-        self.move = MoveStrategy(mon, log)
+        # the move strategy's sender carries every pg_upmap_items batch; it
+        # stops one planned before the monitors went silent (`outages`)
+        self.move = MoveStrategy(mon, log, outages)
         self._strategies: dict[Strategy, PlacementStrategy] = {
             kind: self.move if kind is Strategy.MOVE else make(mon, log)
             for kind, make in STRATEGIES.items()}
-        self._key: tuple[int, str] | None = None
+        self._key: tuple[int, int, str] | None = None
         # pool -> (what its judgement depends on, its up sets, its entries, faults, entries)
         self._judgements: dict[int, tuple[Any, ...]] = {}
         self._status: dict[int, dict[str, Any]] = {}
@@ -60,7 +65,11 @@ class Placer:
         folds concurrent commands into one proposal, so isolating ten pools
         costs about the commit of one (one after the other: a commit each).
         A pool the mon refuses does not stop the others. Returns the failures
-        and the changes the mon took whole."""
+        and the changes the mon took whole. Once a command gets no answer in
+        time, every later one fails at once until the next tick has seen a
+        probe answer (shell/mon_deadline.py): a pool's remaining steps are
+        dropped, not sent after the outage; one already handed to librados
+        may still be applied when quorum returns."""
         if not changes:
             return [], []
         with ThreadPoolExecutor(min(APPLY_PARALLEL, len(changes))) as workers:
@@ -96,8 +105,10 @@ class Placer:
         """On a new epoch (or while entries are pending): check every managed
         pool's real up sets and return the pg_upmap_items commands that bring
         each pool's entries to what its rule wants (sent by `send`)."""
-        key = (maps.view.epoch, json.dumps(sorted((p, r.strategy.value, may_act)
-                                                  for p, r in roles.items())))
+        # the regions' fingerprint: an option they carry (share_past_min_size,
+        # the classes) changes the plans without a new epoch
+        key = (maps.view.epoch, maps.regions.fingerprint,
+               json.dumps(sorted((p, r.strategy.value, may_act) for p, r in roles.items())))
         if key == self._key and not self.pending:
             return []
         self._key = key
@@ -174,6 +185,17 @@ class Placer:
     def cancel_sends(self) -> None:
         """A switch cancels the rest of a batch that placed the other mode."""
         self.move.cancel_sends()
+
+    def finish_sends(self) -> None:
+        """Before a change that isolates: wait (at most SENDS_WAIT_SECS) for a
+        batch already with the mon. The rule change must come after the
+        entries sent for shared: sent with them, the mon maps those entries
+        onto the isolated pool for an epoch and cancels them in the next, and
+        each of their PGs peers twice."""
+        self.move.sender.wait(SENDS_WAIT_SECS)
+        if self.move.sender.busy():
+            self._log.warning("sla: an upmap batch is still with the monitors after %.0f s; "
+                              "isolating anyway", SENDS_WAIT_SECS)
 
     def release(self, pool_id: int, role: PoolRole, view: ClusterView,
                 osd_map: dict[str, Any], urgent_osds: frozenset[int]) -> Released:

@@ -35,20 +35,21 @@ from ..core.admission_facts import (
     per_osd,
     placement_of,
 )
+from ..core.by_hand import held
 from ..core.cluster import PoolInfo, pool_pg_stats
 from ..core.decision import Mode
 from ..core.gain import GainLedger
 from ..core.maps import MapSnapshot
 from ..core.models.registry import MODELS, isolated_size
 from ..core.mon_projection import PoolPgs
-from ..core.pg_slots import UrgentOsd, withheld
+from ..core.pg_slots import UrgentOsd, withheld, withholding_osds
 from ..core.settings import Settings
 from ..core.sharing import SharingProgress, sharing_progress
 from ..core.sharing_check import SharingNow, StuckPg, UrgentOsdNow, not_active_pools, toofull_pools
 from ..core.state import ModuleState, PoolRole, Role, StepRecord, Strategy
 from ..core.switch_cost import Capacity, drain_rate
 from ..core.upmap.ec_plan import ec_target_share, ec_urgent_pgs
-from ..core.upmap.pg_plan import target_urgent_share
+from ..core.upmap.pg_plan import target_urgent_share, urgent_member_cap
 from ..core.upmap.planner import plan_pool
 from ..core.wear import counted_this_period, current_period
 from .device_latency import DeviceReader
@@ -89,6 +90,7 @@ class FactReader:
         self._unreported_since: dict[str, float] = {}
         self._urgent: tuple[Any, dict[int, UrgentOsdNow]] = (None, {})
         self.withheld: str | None = None  # as read this tick
+        self.withheld_by: frozenset[int] = frozenset()  # the OSDs it names
         self.progress: list[SharingProgress] = []  # the sharing pools' copies, at the refresh
 
     # ---- every tick ----------------------------------------------------------
@@ -98,9 +100,9 @@ class FactReader:
             raw = self._mgr.get("health") or {}
             health = json.loads(raw["json"]) if isinstance(raw.get("json"), str) else raw
         except Exception:  # unreadable health is no evidence either way
-            self.withheld = None
+            self.withheld, self.withheld_by = None, frozenset()
         else:
-            self.withheld = withheld(health)
+            self.withheld, self.withheld_by = withheld(health), withholding_osds(health)
         return self.withheld
 
     def due(self, now: float, state: ModuleState, maps: MapSnapshot, settings: Settings
@@ -110,7 +112,7 @@ class FactReader:
         key = (maps.view.epoch, self.withheld, self.limits.version, state.pinned, settings,
                tuple(sorted((p, r.role.value, r.strategy.value, r.auto)
                             for p, r in state.roles.items())),
-               tuple(sorted(state.sent_back)))
+               tuple(sorted(state.sent_back)), tuple(sorted(held(state.sizes))))
         if key == self._key and now - self._at < SLOW_READ_SECS \
                 and not self.mappings.news():
             return False
@@ -165,8 +167,8 @@ class FactReader:
                                        period.time if period is not None else None)
         return AdmissionFacts(now, settings, state.decision.mode, state.pinned, tuple(pools),
                               urgent, cap, frozenset(view.rules), mon, tuple(state.history),
-                              dict(state.sent_back), self.withheld, devices, len(normal_ids),
-                              self.devices.calibration)
+                              {**held(state.sizes), **state.sent_back}, self.withheld,
+                              devices, len(normal_ids), self.devices.calibration)
 
     def _read_progress(self, pools: list[NormalPool]) -> None:
         off = [p for p in pools if p.placement is not Placement.ISOLATED]
@@ -236,8 +238,9 @@ class FactReader:
                 self._up_sets(pid), maps.upmap_items.get(pid, {}), regions, info), "planned")
         elif role.auto or role.strategy is Strategy.MOVE:
             projections[Strategy.MOVE.value] = self._planned(pid, info, base, maps)
-        share = ec_target_share(regions, info.ec_k, info.ec_m) if info.erasure else \
-            target_urgent_share(regions, base)
+        share = ec_target_share(regions, info.ec_k, info.ec_m, info.min_size) \
+            if info.erasure else target_urgent_share(
+                regions, base, urgent_member_cap(regions, base, info.min_size))
         return NormalPool(pid, info.name, role, info, placement, stored, mix, projections,
                           live, measured, pid in view.choose_args_pools, share)
 
@@ -309,7 +312,8 @@ class FactReader:
                       if pg.secs >= UNREPORTED_SECS and pg.pgid not in {s.pgid for s in stuck}]
         return SharingNow(sharing, {p: maps.view.pools[p].name for p in sharing},
                           self._urgent_now(maps) if sharing else {}, stuck, self.withheld,
-                          maps.nearfull_ratio, toofull_pools(by_pool), managed)
+                          maps.nearfull_ratio, toofull_pools(by_pool), managed,
+                          self.withheld_by)
 
     def _urgent_now(self, maps: MapSnapshot) -> dict[int, UrgentOsdNow]:
         """Each urgent OSD's PGs, limit and fill, built again only when one of

@@ -32,6 +32,9 @@ class _Watch:
     isolating: bool
     moving_at_start: int | None = None
     placed: bool = False  # a command of the switch changed the map
+    # the progress module knows the event (an update went out): it answers a
+    # complete or fail of one it never saw with a warning
+    announced: bool = False
 
 
 class SwitchTracker:
@@ -65,7 +68,7 @@ class SwitchTracker:
     # ---- events --------------------------------------------------------------
     def start(self, record: SwitchRecord, before_up: dict[str, list[int]]) -> None:
         """A switch was decided: watch it (a switch still watched is superseded)."""
-        if self._watch is not None:
+        if self._watch is not None and self._watch.announced:
             self._progress("fail", self._watch.progress_id, "superseded by a newer switch")
         self._watch = _Watch(record, record.time, before_up,
                              f"sla-switch-{int(record.time * 1000)}",
@@ -119,13 +122,18 @@ class SwitchTracker:
         if record.pgs_moved is None and (watch.placed or done):
             record.pgs_moved, record.replicas_moved = mapping_change(watch.before_up, up())
         if done:
-            self._progress("complete", watch.progress_id)
             self._watch = None
+            if watch.announced:
+                self._progress("complete", watch.progress_id)
             return
-        fraction = 1.0 - min(moving, watch.moving_at_start) / watch.moving_at_start
+        self._announce(watch, moving, normal)
+
+    def _announce(self, watch: _Watch, moving: int, normal: list[int]) -> None:
+        start = watch.moving_at_start or 1
+        watch.announced = True
         self._progress("update", watch.progress_id,
-                       ev_msg=f"SLA switch to {record.to_mode}: {moving} PGs of normal "
-                              f"pools moving", ev_progress=fraction,
+                       ev_msg=f"SLA switch to {watch.record.to_mode}: {moving} PGs of normal "
+                              f"pools moving", ev_progress=1.0 - min(moving, start) / start,
                        refs=[("pool", p) for p in normal])
 
     def _progress(self, verb: str, *args: Any, **kwargs: Any) -> None:

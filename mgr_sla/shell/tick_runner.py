@@ -17,11 +17,11 @@ from ..core.gates import (
     Gate,
     PgCounts,
     all_settled,
-    gate_status,
     inactive_by_pool,
     pg_counts,
     pg_total,
     pool_pg_states,
+    switch_blocked_check,
 )
 from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
@@ -34,6 +34,7 @@ from . import config_warnings
 from .admission_step import AdmissionStep, snapshot
 from .advice_commands import USAGE_KEY, Advisor
 from .balancer_guard import BalancerGuard
+from .hand_sizes import HandSizes
 from .map_reader import MapReader
 from .mgr_port import MgrPort
 from .pool_activity import PoolActivity
@@ -85,6 +86,7 @@ class TickRunner:
         self._advisor = parts.advisor
         self._health = parts.health
         self._balancer = parts.balancer
+        self._hands = HandSizes(mgr, parts.health)  # an operator's size or min_size
         self.gates: list[Gate] = []  # what blocks a decided switch (or a pool's change)
         self.holds: list[Gate] = []  # what would block a switch to the other mode now
         self.urgent_iops: float | None = None
@@ -109,8 +111,14 @@ class TickRunner:
         saved, usage = self._track_step(seen, maps, plan, failed, applied)
         self._persist(saved, usage)
 
+    def watch(self, now: float) -> None:
+        """The tick while the monitors are silent: measure, publish; decide, send, save nothing."""
+        with self._store.lock:
+            self._fold(self._measure(now, reads_only=True))
+        self._mgr.set_health_checks(self.health_checks())
+
     # ---- measure -------------------------------------------------------------
-    def _measure(self, now: float) -> Measured:
+    def _measure(self, now: float, reads_only: bool = False) -> Measured:
         """What the mgr holds now; the managed pools' roles as of this tick.
         Per-pool rates are read for the managed pools only (at 1,000 pools
         the others would cost a thousand samples a tick for nothing)."""
@@ -121,10 +129,13 @@ class TickRunner:
         with self._store.lock:
             state = self._store.state()
             self._forget_deleted_pools(state, maps)
+            self._hands.judge(now, state, maps)  # before all else: the roles as they now are
             roles = dict(state.roles)
             seen = self._seen = snapshot(state)
         periods = self._activity.read(frozenset(roles))
         df = None if periods is not None else self._mgr.get("df")
+        if reads_only:  # nothing below while the monitors are silent (watch)
+            return Measured(now, settings, maps, state, roles, summary, periods, df)
         self._admission.refresh(now, seen, maps, settings)
         if settings.active and not settings.dry_run:
             # auto pools whose choice held take it (a role change, nothing sent)
@@ -158,14 +169,15 @@ class TickRunner:
 
     # ---- plan ----------------------------------------------------------------
     def _plan_step(self, seen: Measured) -> tuple[TickPlan | None, str | None]:
-        """The plan, its decision recorded; the state to save first if it switches."""
+        """The plan, its decision recorded; the state to save first (a switch, a size set)."""
         with self._store.lock:
             self._fold(seen)
             plan = self._plan(seen.state, seen.maps, seen.summary, seen.now)
             if plan is None:
                 return None, None
             self._record_plan(seen.state, plan, seen.maps.view.epoch, seen.now)
-            return plan, seen.state.to_json() if plan.switch else None
+            sizes = self._hands.intend(seen.state, plan.pool_changes)  # on record first too
+            return plan, seen.state.to_json() if plan.switch or sizes else None
 
     def _plan(self, state: ModuleState, maps: MapSnapshot, summary: dict[str, Any] | None,
               now: float) -> TickPlan | None:
@@ -215,7 +227,7 @@ class TickRunner:
             blocked_before=frozenset(g.name.value for g in self.gates),
             keep_isolated=frozenset(admission.kept if (admission := self._admission.admission)
                                     else ()),
-            sent_back=frozenset(state.sent_back),
+            sent_back=frozenset(state.sent_back), hands_off=self._hands.hands_off(state),
             max_step_pgs=settings.max_step_pgs, step_wait_secs=settings.step_wait_secs,
             last_step_at=state.last_step.at if state.last_step else None,
             last_step_settled=self._settled)
@@ -271,6 +283,8 @@ class TickRunner:
         """The plan's pool changes, then each pool's placement on the maps as
         they are after them; mon round trips only, no status lock."""
         self.waiting = plan.waiting if plan is not None else ()  # seen with the step taken
+        if plan is not None and any(not c.toward_shared for c in plan.pool_changes):
+            self._placer.finish_sends()
         failed, applied = self._apply(plan.pool_changes) if plan is not None else ([], [])
         stepped = tuple(c.pool_id for c in applied if c.toward_shared)
         # the next step toward shared waits for these pools' PGs (recorded by track)
@@ -383,12 +397,4 @@ class TickRunner:
             self._mgr.log.info("sla: pool %d no longer exists; forgetting its role", pool_id)
 
     def health_checks(self) -> dict[str, Any]:
-        checks = self._health.snapshot()
-        if self.gates:
-            checks["SLA_SWITCH_BLOCKED"] = {
-                "severity": "warning",
-                "summary": "sla mode switch blocked: "
-                           + ", ".join(g.name.value for g in self.gates),
-                "count": len(self.gates),
-                "detail": [f"{g.detail} -> {gate_status(g)['release']}" for g in self.gates]}
-        return checks
+        return {**self._health.snapshot(), **switch_blocked_check(self.gates)}

@@ -4,6 +4,7 @@ urgent share follows the weights; a PG with a hole is left alone."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -95,8 +96,12 @@ def test_no_urgent_domain_free_means_no_move() -> None:
 
 
 def test_target_share_caps() -> None:
-    assert ec_target_share(hosts(4), 2, 1) == pytest.approx(1 / 3)  # m of k+m
-    assert ec_target_share(hosts(8, 0.25), 4, 2) == pytest.approx(0.2)  # the weights
+    assert ec_target_share(hosts(4), 2, 1) == pytest.approx(1 / 3)  # min_size k of k+m
+    # 4+2: min_size 5 stays on hdd, one shard of six moves (two with share_past_min_size)
+    assert ec_target_share(hosts(8), 4, 2) == pytest.approx(1 / 6)
+    assert ec_target_share(hosts(8), 4, 2, min_size=6) == 0.0
+    assert ec_target_share(replace(hosts(8), past_min_size=True), 4, 2) == pytest.approx(1 / 3)
+    assert ec_target_share(hosts(8, 0.1), 4, 2) == pytest.approx(1 / 11)  # the weights
     assert ec_target_share(hosts(10, 5.0, 1), 4, 2) == pytest.approx(1 / 6)  # one ssd host
     assert ec_target_share(hosts(4, 0.0), 2, 1) == 0.0
 
@@ -139,6 +144,79 @@ def test_a_splitting_pool_gets_no_new_entry() -> None:
     own = own_mapping(regions, 5, 64, 3)
     held = plan_ec_pool(own, {}, regions, _pool(64, pg_num_target=128), "shared")
     assert held.pending == 0 and not held.wanted
+
+
+def _shared(regions: Regions, info: PoolInfo, own: dict[str, list[int]]
+            ) -> tuple[dict[str, list[int]], dict[str, tuple[tuple[int, int], ...]]]:
+    """The pool shared on `own`: its up sets and entries once placed."""
+    from mgr_sla.core.upmap.ec_plan import plan_ec_pool
+    wanted = dict(plan_ec_pool(own, {}, regions, info, "shared").wanted)
+    return {pg: [dict(wanted.get(pg, ())).get(o, o) for o in raw]
+            for pg, raw in own.items()}, wanted
+
+
+def test_a_pg_with_a_member_down_keeps_its_entry() -> None:
+    """An OSD down under noout is a hole in an EC up set (CRUSH_ITEM_NONE in its
+    slot): the PG keeps its entry, shards on urgent OSDs stay there, and once
+    the OSD is back nothing is sent."""
+    from mgr_sla.core.upmap.ec_plan import plan_ec_pool
+    regions, info = hosts(6), _pool(64)
+    up, wanted = _shared(regions, info, own_mapping(regions, 5, 64, 3))
+    for down_osd in (0, next(t for pairs in wanted.values() for _, t in pairs)):
+        osds = dict(regions.osds)
+        osds[down_osd] = osds[down_osd]._replace(up=False)
+        down = Regions("hdd", "ssd", osds)
+        holed = {pg: [ITEM_NONE if o == down_osd else o for o in u] for pg, u in up.items()}
+        touched = [pg for pg, u in holed.items() if ITEM_NONE in u]
+        assert touched and any(pg in wanted for pg in touched)
+        plan = plan_ec_pool(holed, wanted, down, info, "shared")
+        assert plan.pending == 0, (down_osd, plan.set_items, plan.remove)
+        assert plan.wanted == wanted
+        back = plan_ec_pool(up, wanted, regions, info, "shared")
+        assert back.pending == 0
+    # isolation still takes every shard off the urgent OSDs, holes or not
+    holed = {pg: [ITEM_NONE if o == 0 else o for o in u] for pg, u in up.items()}
+    gone = plan_ec_pool(holed, wanted, regions, info, "isolated")
+    assert set(gone.remove) == set(wanted)
+
+
+def test_a_splits_children_take_their_parents_pairs_at_once() -> None:
+    """pg_num 32 -> 64, pgp_num still 32: each child maps like its parent and
+    its data sits where the parent's entry put it; it gets the parent's pairs
+    in the first plan (keeps: sent even while placing waits), none moves."""
+    from mgr_sla.core.upmap.ec_plan import plan_ec_pool
+    from mgr_sla.core.upmap.planner import commands
+    regions = hosts(6)
+    parent_info = _pool(32)
+    up, wanted = _shared(regions, parent_info, own_mapping(regions, 5, 32, 3))
+    raw = own_mapping(regions, 5, 32, 3)
+    split = PoolInfo(5, "ecdata", 7, 3, erasure=True, pg_num=64, pgp_num=32, ec_k=2, ec_m=1,
+                     pg_num_target=64, pgp_num_target=64)
+    children = {f"5.{ps:x}": list(raw[f"5.{ps - 32:x}"]) for ps in range(32, 64)}
+    plan = plan_ec_pool({**up, **children}, wanted, regions, split, "shared")
+    inherited = {f"5.{int(pg.split('.')[1], 16) + 32:x}": pairs for pg, pairs in wanted.items()}
+    assert inherited and plan.set_items == inherited and plan.keeps == set(inherited)
+    assert not plan.remove
+    sent = commands(plan, placing=False)
+    assert {c["pgid"] for c in sent} == set(inherited)
+
+
+def test_every_pg_keeps_min_size_on_the_normal_class_unless_the_operator_says_so() -> None:
+    """4+2 (min_size 5) with SSDs as heavy as the HDDs: by default at most one
+    shard per PG on SSDs, so every PG stays active with the SSDs stopped; with
+    share_past_min_size up to m = 2, and some PGs would stop."""
+    from mgr_sla.core.upmap.ec_plan import plan_ec_pool
+    regions = hosts(8)
+    info = PoolInfo(5, "ecdata", 7, 6, min_size=5, erasure=True, pg_num=256, pgp_num=256,
+                    ec_k=4, ec_m=2)
+    own = own_mapping(regions, 5, 256, 6)
+
+    def most_on_ssd(r: Regions) -> int:
+        up, _ = _shared(r, info, own)
+        return max(sum(r.osds[o].cls == "ssd" for o in u) for u in up.values())
+    assert most_on_ssd(regions) == 1
+    assert most_on_ssd(replace(regions, past_min_size=True)) == 2
+    assert plan_ec_pool(own, {}, regions, info, "shared").wanted
 
 
 def test_the_checks_catch_more_than_m_shards_on_ssds_and_a_domain_twice() -> None:

@@ -723,8 +723,9 @@ def test_a_cluster_below_luminous_is_refused_with_the_command_that_fixes_it(
     for out in (m.cmd_rules_apply(), m.cmd_pool_set("other", role=_role("normal"))):
         assert out.retval < 0
         assert "ceph osd set-require-min-compat-client luminous" in out.stderr, out
-    # nothing changed: the mon was only asked for its map
-    assert [c for c in cluster.commands[len(before):] if c["prefix"] != "osd dump"] == []
+    # nothing changed: the mon was only asked for its map and its epoch
+    assert [c for c in cluster.commands[len(before):]
+            if c["prefix"] not in ("osd dump", "osd stat")] == []
     # the fix just run, the mgr's copy of the map not there yet: the mon's floor counts
     cluster.mon_min_compat_client = "luminous"
     assert m.cmd_pool_set("other", role=_role("normal")).retval == 0
@@ -876,24 +877,6 @@ def test_a_copy_pool_that_gets_nosizechange_says_it_cannot_go_back(
     assert out.retval < 0 and "nosizechange" in out.stderr
 
 
-def test_a_copy_pools_min_size_left_wrong_is_set_back(cluster: FakeCluster) -> None:
-    """A failover between the size step and the min_size step leaves Ceph's
-    reset value: the next tick restores the one recorded at `pool set`."""
-    cluster.add_pool(3, "copied", "replicated_rule")
-    m = managed(cluster, {})
-    assert m.cmd_pool_set("copied", role=_role("normal"), strategy=_strategy("copy")).retval == 0
-    ticks(m, 4)
-    pool = cluster.pools[3]
-    assert (pool["size"], pool["min_size"]) == (4, 2)
-    pool["min_size"] = 3  # what `osd pool set size 4` leaves on some releases' defaults
-    cluster.epoch += 1
-    cluster.on_change()
-    ticks(m, 1)
-    assert (pool["size"], pool["min_size"]) == (4, 2)
-    assert [c["val"] for c in cluster.commands
-            if c["prefix"] == "osd pool set" and c["var"] == "min_size"][-1] == "2"
-
-
 def test_a_copy_pool_placing_its_copy_says_so_and_real_degradation_apart(
         cluster: FakeCluster) -> None:
     cluster.add_pool(3, "copied", "replicated_rule")
@@ -977,3 +960,28 @@ def test_a_copy_pool_the_mon_would_refuse_to_raise_stays_isolated(cluster: FakeC
     cluster.on_change()
     ticks(m, 2)
     assert cluster.pools[3]["size"] == 4
+
+
+def test_share_past_min_size_replans_at_once_and_status_counts_its_cost(
+        cluster: FakeCluster) -> None:
+    """By default one replica of three on an SSD at most (min_size 2 stays on
+    hdd); the option, set with no new OSD map, lets a second go at the next
+    tick, and status counts the PGs that would stop with the SSDs."""
+    store: dict[str, str] = {}
+    m = managed(cluster, store)
+    ticks(m, 4)
+
+    def most_on_ssd() -> int:
+        return max(sum(1 for o in cluster.up_set(pg) if o % 2) for pg in cluster.upmaps)
+    bulk = next(p for p in json.loads(m.cmd_status(format=_fmt("json")).stdout)["pools"]
+                if p["name"] == "bulk")
+    assert most_on_ssd() == 1 and bulk["upmaps"]["pgs_stopping_with_urgent"] == 0
+    m.set_module_option("share_past_min_size", True)
+    m.config_notify()
+    ticks(m, 3)
+    bulk = next(p for p in json.loads(m.cmd_status(format=_fmt("json")).stdout)["pools"]
+                if p["name"] == "bulk")
+    assert most_on_ssd() == 2
+    stopping = sum(1 for pg in cluster.upmaps
+                   if sum(1 for o in cluster.up_set(pg) if o % 2 == 0) < 2)
+    assert bulk["upmaps"]["pgs_stopping_with_urgent"] == stopping > 0

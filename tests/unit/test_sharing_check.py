@@ -1,7 +1,7 @@
 """What sharing caused, checked after the fact: which pools go back at once."""
 from __future__ import annotations
 
-from mgr_sla.core.pg_slots import PgLimit
+from mgr_sla.core.pg_slots import PgLimit, withholding_osds
 from mgr_sla.core.sharing_check import (
     STUCK_SECS,
     SharingNow,
@@ -48,8 +48,21 @@ def test_a_pg_stuck_with_an_urgent_osd_sends_back_the_pools_on_that_osd() -> Non
 
 def test_a_stuck_pg_of_a_shared_pool_sends_it_back_even_where_its_osds_are_unknown() -> None:
     stuck = StuckPg("9.3", 9, "activating", (3, 0), (0,), 30.0)
-    faults = sharing_faults(now(stuck=[stuck], sharing={7: None, 9: frozenset({3})}))
+    near = {1: UrgentOsdNow(20, TIGHT, 0.3), 3: UrgentOsdNow(34, TIGHT, 0.3)}
+    faults = sharing_faults(now(stuck=[stuck], sharing={7: None, 9: frozenset({3})},
+                                urgent=near))
     assert set(faults) == {7, 9}  # 7's OSDs are not known: it may be on osd.3
+
+
+def test_a_pg_stuck_on_an_urgent_osd_far_from_its_limit_sends_back_its_own_pool_only() -> None:
+    """osd.3 at 20 of 35 PGs withholds nothing (it is down, say): the stuck PG
+    is its own pool's doing, not that of the other pools with PGs there."""
+    stuck = StuckPg("9.3", 9, "undersized+degraded+peered", (0,), (0,), 30.0)
+    on_3 = StuckPg("9.4", 9, "peering", (3, 0), (3, 0), 30.0)
+    for pg in (stuck, on_3):
+        faults = sharing_faults(now(stuck=[pg], sharing={7: frozenset({3}),
+                                                         9: frozenset({3})}))
+        assert set(faults) == {9}, (pg, faults)
 
 
 def test_an_urgent_osd_at_its_limit_sends_back_the_pools_on_it() -> None:
@@ -57,6 +70,20 @@ def test_an_urgent_osd_at_its_limit_sends_back_the_pools_on_it() -> None:
     faults = sharing_faults(now(urgent=full))
     assert list(faults) == [7] and "osd.1 holds 35 PGs, limit 35" in faults[7]
     assert "it creates no more PGs" in faults[7]
+
+
+def test_withheld_pgs_send_back_only_the_pools_on_the_urgent_osds_ceph_names() -> None:
+    """PENDING_CREATING_PGS names osd.3: the pool with PGs there goes back, the
+    other stays; a normal OSD named (osd.4) sends none back, since isolating
+    would load it further."""
+    why = "Ceph reports PENDING_CREATING_PGS"
+    assert set(sharing_faults(now(withheld=why, withheld_by=frozenset({3})))) == {9}
+    assert sharing_faults(now(withheld=why, withheld_by=frozenset({4}))) == {}
+    health = {"checks": {"PENDING_CREATING_PGS": {
+        "summary": {"message": "2 PGs pending on creation"},
+        "detail": [{"message": "osd.3 has pending PGs"}, {"message": "osd.12 has pending PGs"}]}}}
+    assert withholding_osds(health) == {3, 12}
+    assert withholding_osds({"checks": {"PENDING_CREATING_PGS": {}}}) == frozenset()
 
 
 def test_withheld_pgs_and_a_full_urgent_osd_send_every_pool_back() -> None:

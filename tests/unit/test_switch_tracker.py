@@ -90,3 +90,24 @@ def test_moves_are_counted_once_the_switch_is_in_the_map() -> None:
     tracker.placed_at(51)
     tracker.track(51, [2], URGENT, lambda: {"2.0": [0, 4, 1]}, False, 102.0)
     assert (record.pgs_moved, record.replicas_moved) == (1, 1)
+
+
+def test_progress_hears_of_an_event_only_after_its_first_update() -> None:
+    """A switch that ends on its first look completes no event the progress
+    module never saw (it warns 'ev ... does not exist'); one that moved for a
+    while is updated, then completed."""
+    stats = [{"pgid": "2.0", "acting": [0, 4, 1], "up": [0, 4, 1], "state": "active+clean"}]
+    calls: list[str] = []
+    mgr = SimpleNamespace(get=lambda what: {"pg_stats": stats} if what == "pg_stats" else {},
+                          remote=lambda _module, verb, *a, **k: calls.append(verb),
+                          log=logging.getLogger("sla-test"))
+    tracker = SwitchTracker(mgr)  # type: ignore[arg-type]
+    _isolating(tracker)
+    tracker.track(50, [2], URGENT, lambda: {"2.0": [0, 4, 1]}, False, 101.0)
+    assert calls == [] and not tracker.isolating
+    _isolating(tracker)
+    stats[0].update(acting=[0, 6, 1], state="active+remapped+backfilling")
+    tracker.track(50, [2], URGENT, lambda: {"2.0": [0, 4, 1]}, False, 101.0)
+    stats[0].update(acting=[0, 4, 1], state="active+clean")
+    tracker.track(51, [2], URGENT, lambda: {"2.0": [0, 4, 1]}, False, 102.0)
+    assert calls == ["update", "complete"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 import itertools
 import random
 import statistics
+from dataclasses import replace
 
 import pytest
 
@@ -24,6 +25,7 @@ from mgr_sla.core.upmap.pg_plan import (
     share_ranks,
     target_urgent_share,
     urgent_count,
+    urgent_member_cap,
 )
 from mgr_sla.core.upmap.planner import PoolPlan, commands, plan_pool, switch_moves
 from mgr_sla.core.upmap.regions import (
@@ -109,8 +111,16 @@ def test_shared_plan_keeps_inclusion_domains_and_the_proportional_share(regions:
 
 
 def test_target_share_caps() -> None:
-    assert target_urgent_share(mixed_hosts(), 3) == pytest.approx(0.5)
-    big_ssd = mixed_hosts(4, 9.0)  # 90% of the weight on SSDs: the primary stays normal
+    # min_size (2 of 3) stays on the normal class: one replica of three at most
+    assert target_urgent_share(mixed_hosts(), 3) == pytest.approx(1 / 3)
+    assert target_urgent_share(mixed_hosts(), 3, urgent_member_cap(mixed_hosts(), 3, 1)) \
+        == pytest.approx(1 / 3)  # a min_size lowered by hand lets no more onto the SSDs
+    assert target_urgent_share(mixed_hosts(), 4) == pytest.approx(0.5)  # min_size 2 of 4
+    assert target_urgent_share(mixed_hosts(), 3, urgent_member_cap(mixed_hosts(), 3, 3)) == 0.0
+    # share_past_min_size: all but one replica may go, the weights decide
+    assert target_urgent_share(replace(mixed_hosts(), past_min_size=True), 3) \
+        == pytest.approx(0.5)
+    big_ssd = replace(mixed_hosts(4, 9.0), past_min_size=True)  # the primary stays normal
     assert target_urgent_share(big_ssd, 3) == pytest.approx(2 / 3)
     one_ssd_host = disjoint_hosts(6, 1)
     assert target_urgent_share(one_ssd_host, 3) == pytest.approx(1 / 7)
@@ -252,7 +262,7 @@ def test_maps_from_mgr_dumps() -> None:
 
 
 def test_a_foreign_entry_that_breaks_inclusion_is_repaired_even_while_placing_waits() -> None:
-    regions = mixed_hosts()
+    regions = replace(mixed_hosts(), past_min_size=True)  # PGs with two replicas moved
     raw = isolated_mapping(regions, 3, 64)
     first = plan_pool(3, raw, {}, regions, 3, "shared")
     pgid = next(pg for pg, pairs in first.wanted.items() if len(pairs) == 2)

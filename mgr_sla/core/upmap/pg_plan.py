@@ -20,19 +20,48 @@ def _unit(*values: int) -> float:
     return ((_hash(*values) >> 11) + 1) / float(1 << 53)
 
 
-def target_urgent_share(regions: Regions, size: int) -> float:
+def default_min_size(size: int, k: int = 0, m: int = 0) -> int:
+    """The min_size Ceph gives a pool (osd_pool_default_min_size 0): size -
+    size/2 replicated; k + min(1, m - 1) erasure-coded (writing with k shards
+    risks a PG that cannot peer after one more failure)."""
+    return k + min(1, m - 1) if k > 0 else size - size // 2
+
+
+def urgent_member_cap(regions: Regions, size: int, min_size: int = 0, k: int = 0,
+                      m: int = 0) -> int:
+    """How many members of one PG (replicas, or shards of a k+m pool) shared
+    mode may put on urgent OSDs.
+
+    By default, so many that min_size stay on the normal class (the pool's
+    own min_size or Ceph's default for its size, whichever is larger: an
+    operator lowering min_size in an incident does not let more onto the
+    urgent OSDs): with every urgent OSD stopped, every normal PG stays
+    active. With `past_min_size` (the operator's share_past_min_size), all
+    but one replica, or m shards: the data stays durable, but such PGs stop
+    serving I/O until the urgent OSDs return or recovery refills the normal
+    class."""
+    most = m if k > 0 else size - 1
+    if regions.past_min_size:
+        return max(most, 0)
+    floor = max(min_size, default_min_size(size, k, m))
+    return max(0, min(most, size - floor))
+
+
+def target_urgent_share(regions: Regions, size: int, cap: int | None = None) -> float:
     """Share of a normal pool's replicas on urgent OSDs in shared mode.
 
     Weight-proportional (the paper's Map_all) over the OSDs that are in,
-    capped so that a normal replica stays ((size-1)/size) and by the urgent
-    failure domains there are."""
+    capped at `cap` of a PG's replicas (`urgent_member_cap`; Ceph's default
+    min_size without one) and by the urgent failure domains there are."""
     if size < 2:
         return 0.0
     urgent = regions.weight_of(regions.urgent_class)
     normal = regions.weight_of(regions.normal_class)
     if urgent <= 0 or normal <= 0:
         return 0.0
-    return min(urgent / (urgent + normal), (size - 1) / size, regions.urgent_domains / size)
+    if cap is None:
+        cap = urgent_member_cap(regions, size)
+    return min(urgent / (urgent + normal), cap / size, regions.urgent_domains / size)
 
 
 def _ranked(key: tuple[int, int], position: int, salt: int,
@@ -95,7 +124,8 @@ def urgent_count(key: tuple[int, int], size: int, share: float,
     them. The fraction goes to the PG if its `place` (`share_ranks`) is
     below it; without one, it is drawn per PG."""
     expected = share * size
-    k = int(expected)
+    # a share of exactly cap/size must give cap, not cap - 1 or a rounded-up cap + 1
+    k = int(expected + 1e-9)
     u = _unit(key[0], key[1], _SALT_SHARE) if place is None else place
     if u <= expected - k:
         k += 1

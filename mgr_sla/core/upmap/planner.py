@@ -48,7 +48,14 @@ from typing import TYPE_CHECKING, Any
 
 from .fill import Draft, Swap, fill_unused
 from .pg_ids import merge_bound_seeds, no_entry_seeds, parse_pgid, pgid_of, placement_seed
-from .pg_plan import harmless_pairs, plan_pg, raw_set, share_ranks, target_urgent_share
+from .pg_plan import (
+    harmless_pairs,
+    plan_pg,
+    raw_set,
+    share_ranks,
+    target_urgent_share,
+    urgent_member_cap,
+)
 from .regions import Pairs, Regions, pg_faults
 
 if TYPE_CHECKING:
@@ -128,7 +135,8 @@ class _PoolPlanner:
         self.pool_id, self.current, self.regions = pool_id, current, regions
         self.size, self.goal, self.cache = size, goal, cache
         self.urgent = regions.members(regions.urgent_class)
-        self.share = target_urgent_share(regions, size)
+        self.share = target_urgent_share(regions, size, urgent_member_cap(
+            regions, size, pool.min_size if pool is not None else 0))
         self.hybrid = goal == "hybrid"
         self.need_normal = goal == "shared"
         self.pg_num = pool.pg_num if pool is not None else 0

@@ -67,6 +67,10 @@ class Regions:
     normal_class: str
     urgent_class: str
     osds: Mapping[int, OsdPlace]
+    # the operator's `share_past_min_size`: shared mode may leave a PG fewer
+    # than min_size members on the normal class (durable, not available with
+    # the urgent class stopped); off, every normal PG stays active without it
+    past_min_size: bool = False
 
     def of_class(self, cls: str) -> list[int]:
         """The OSDs of a class that can take data now (up and in)."""
@@ -117,7 +121,7 @@ class Regions:
     def fingerprint(self) -> int:
         """Changes whenever anything a PG's plan reads changes (up/down is not
         one of them: plans are made over the OSDs that are in)."""
-        return hash((self.normal_class, self.urgent_class,
+        return hash((self.normal_class, self.urgent_class, self.past_min_size,
                      tuple(sorted((o, p.cls, p.domain, p.weight)
                                   for o, p in self.osds.items()))))
 
@@ -189,6 +193,17 @@ def mapping_faults(up_sets: Mapping[str, Sequence[int]], regions: Regions,
     return MappingFaults(tuple(twice), tuple(domains), tuple(no_normal))
 
 
+def pgs_stopping_without(up_sets: Mapping[str, Sequence[int]], regions: Regions,
+                         cls: str, min_size: int) -> int:
+    """PGs that stop serving I/O with every OSD of `cls` stopped: fewer than
+    min_size members left on the others (holes and down OSDs count as gone),
+    counted on the real up sets."""
+    osds = regions.osds
+    return sum(1 for up in up_sets.values()
+               if sum(1 for o in up if o in osds and osds[o].up and osds[o].cls != cls)
+               < min_size)
+
+
 def current_items(osd_map: Mapping[str, Any]) -> dict[int, dict[str, Pairs]]:
     """pool id -> pgid -> pairs, from an osd map dump's pg_upmap_items."""
     out: dict[int, dict[str, Pairs]] = {}
@@ -200,7 +215,8 @@ def current_items(osd_map: Mapping[str, Any]) -> dict[int, dict[str, Pairs]]:
 
 
 def regions_from_maps(osd_map: Mapping[str, Any], crush: Mapping[str, Any],
-                      failure_domain: str, normal_class: str, urgent_class: str) -> Regions:
+                      failure_domain: str, normal_class: str, urgent_class: str,
+                      past_min_size: bool = False) -> Regions:
     """Each OSD's class, failure domain and effective weight, from the mgr's
     `osd_map` and `osd_map_crush` dumps (real buckets only, not shadows)."""
     types = {int(t["type_id"]): str(t["name"]) for t in crush.get("types", [])}
@@ -234,4 +250,4 @@ def regions_from_maps(osd_map: Mapping[str, Any], crush: Mapping[str, Any],
         reweight = float(o.get("weight", 1.0)) if o.get("in", 1) else 0.0
         osds[osd] = OsdPlace(classes.get(osd, ""), domain(osd), weight[osd] * reweight,
                              bool(o.get("up", 0)))
-    return Regions(normal_class, urgent_class, osds)
+    return Regions(normal_class, urgent_class, osds, past_min_size)

@@ -91,9 +91,9 @@ def test_shared_placement_on_real_crush_mappings(name: str, pgs: int) -> None:
     urgent = [o for osds in final.values() for o in osds if o in ssd]
     ssd_weight = sum(regions.osds[o].weight for o in ssd)
     hdd_weight = sum(regions.osds[o].weight for o in regions.of_class("hdd"))
-    # the weight-proportional target, as capped by what a PG can take: a
-    # normal replica stays, and one replica per urgent failure domain
-    target = min(ssd_weight / (ssd_weight + hdd_weight), 2 / 3,
+    # the weight-proportional target, as capped by what a PG can take: min_size
+    # (2 of 3) stays normal, and one replica per urgent failure domain
+    target = min(ssd_weight / (ssd_weight + hdd_weight), 1 / 3,
                  len({regions.osds[o].domain for o in ssd}) / 3)
     share = len(urgent) / (3 * pgs)
     assert 0.8 <= share / target <= 1.3 or abs(share - target) * 3 * pgs <= 1, (share, target)
