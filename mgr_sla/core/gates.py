@@ -91,7 +91,9 @@ def pg_counts(pgs_by_state: Iterable[Mapping[str, object]]) -> PgCounts:
         count = int(entry.get("count", 0))  # type: ignore[call-overload]
         parts = set(state.split("+"))
         total += count
-        if "unknown" in parts:
+        # stale: its primary has not reported since it went down; whatever the
+        # rest says (stale+active+clean), nothing is known of it now
+        if "unknown" in parts or "stale" in parts:
             unknown += count
         if "active" not in parts:
             inactive += count
@@ -184,8 +186,8 @@ def all_settled(pg_status: Mapping[str, object]) -> bool:
     then no pool's PGs can hold a switch, and pg_summary need not be read."""
     states = pg_status.get("pgs_by_state") or []
     assert isinstance(states, list)
-    return all({"active", "clean"} <= set(str(e.get("state_name", "")).split("+"))
-               for e in states)
+    parts = [set(str(e.get("state_name", "")).split("+")) for e in states]
+    return all({"active", "clean"} <= p and "stale" not in p for p in parts)
 
 
 def pg_total(pg_status: Mapping[str, object]) -> int:

@@ -25,6 +25,17 @@ def test_pg_states_are_counted():
     assert c.total == 20 and c.degraded == 2 and c.unknown == 1 and c.inactive == 4
 
 
+def test_a_stale_pg_is_not_known_to_be_settled() -> None:
+    """stale+active+clean: its primary went down and has not reported since;
+    placement waits for it as for an unknown PG."""
+    from mgr_sla.core.gates import all_settled
+    stale = [{"state_name": "active+clean", "count": 10},
+             {"state_name": "stale+active+clean", "count": 2}]
+    assert pg_counts(stale).unknown == 2 and pg_counts(stale).inactive == 0
+    assert not all_settled({"pgs_by_state": stale})
+    assert all_settled({"pgs_by_state": stale[:1]})
+
+
 def test_shared_waits_for_every_problem():
     h = ClusterHealth(PgCounts(64, inactive=0, degraded=2, unknown=1), 0.2,
                       down_osds=(3,), unverified="pool 5 lacks choose_args")
