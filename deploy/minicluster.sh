@@ -6,6 +6,8 @@
 #                         [--packaged-modules] [--extra-conf FILE] [--db-class ssd]
 #   minicluster.sh down DIR
 #   minicluster.sh status DIR
+#   minicluster.sh stop DIR NAME      (one daemon, e.g. osd.3, by its recorded PID)
+#   minicluster.sh start DIR osd.N    (that OSD again, on its own store)
 #
 # --extra-conf appends FILE to ceph.conf, after its [osd] section (settings the
 # daemons read only at start, e.g. bench/sla_bench.py's device emulation).
@@ -39,7 +41,7 @@ DB_SIZE=${SLA_MINICLUSTER_DB_SIZE:-4G}
 die() { echo "minicluster: $*" >&2; exit 1; }
 
 usage() {
-    sed -n '5,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '5,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -526,6 +528,43 @@ do_down() {
     echo "minicluster: stopped $(echo "$pids" | wc -w) daemons of $dir"
 }
 
+recorded_pid() {
+    awk -v n="$2" '$1 == n {p = $2} END {print p}' "$1/pids"
+}
+
+do_stop() {
+    # stop DIR NAME: one daemon, by the PID recorded for it, waited for until gone
+    local dir=$1 name=${2:?stop needs a daemon name, e.g. osd.3} pid waited=0
+    [ -f "$dir/pids" ] || die "no cluster recorded in $dir"
+    pid=$(recorded_pid "$dir" "$name")
+    [ -n "$pid" ] && owns_pid "$pid" "$dir" || die "$name of $dir is not running"
+    kill -TERM "$pid"
+    while owns_pid "$pid" "$dir"; do
+        [ "$waited" -ge 600 ] && die "$name ($pid) of $dir did not stop in 60 s"
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    echo "minicluster: stopped $name ($pid)"
+}
+
+do_start() {
+    # start DIR osd.N: a stopped OSD again on its own store (a restart; memstore
+    # OSDs come back with their PGs stale: restart BlueStore ones)
+    local dir=$1 name=${2:?start needs an OSD, e.g. osd.3} pid chroot
+    [ -f "$dir/pids" ] || die "no cluster recorded in $dir"
+    [[ $name =~ ^osd\.[0-9]+$ ]] || die "start takes an OSD (osd.N), not '$name'"
+    pid=$(recorded_pid "$dir" "$name")
+    [ -n "$pid" ] || die "no $name recorded in $dir"
+    if owns_pid "$pid" "$dir"; then die "$name of $dir is running ($pid)"; fi
+    DIR=$dir
+    chroot=$(sed -n 's/^SLA_CHROOT=//p' "$dir/cluster.env")
+    IN_ROOT=()
+    if [ -n "$chroot" ]; then IN_ROOT=(chroot "$chroot"); fi
+    sed -i "/^$name /d" "$dir/pids"
+    start_daemon "$name" "${IN_ROOT[@]}" ceph-osd -i "${name#osd.}"
+    echo "minicluster: started $name ($(recorded_pid "$dir" "$name"))"
+}
+
 do_status() {
     local name pid
     [ -f "$1/pids" ] || die "no cluster recorded in $1"
@@ -542,5 +581,7 @@ case $cmd in
     up) do_up "$@" ;;
     down) do_down "$DIR" ;;
     status) do_status "$DIR" ;;
+    stop) do_stop "$DIR" "$@" ;;
+    start) do_start "$DIR" "$@" ;;
     *) usage ;;
 esac

@@ -101,6 +101,15 @@ class Cluster:
         ceph_commands.close_channel(self.conf)
         subprocess.run([str(MINICLUSTER), "down", str(self.path)], check=True, timeout=120)
 
+    def stop_daemon(self, name: str) -> None:
+        """Stop one daemon (osd.N) by its recorded PID, waiting until it is gone."""
+        subprocess.run([str(MINICLUSTER), "stop", str(self.path), name], check=True, timeout=90)
+
+    def start_osd(self, osd: int) -> None:
+        """Start a stopped OSD again on its own store (BlueStore survives it)."""
+        subprocess.run([str(MINICLUSTER), "start", str(self.path), f"osd.{osd}"], check=True,
+                       timeout=90)
+
     def pids(self) -> dict[str, int]:
         out = {}
         for line in (self.path / "pids").read_text().splitlines():
