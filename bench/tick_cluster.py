@@ -214,7 +214,7 @@ class ScaledCluster:
         elif apply_upmap_command(self.upmaps, cmd):
             pass
         elif prefix == "osd stat":
-            return 0, json.dumps({"epoch": self.epoch + 1}).encode(), ""
+            return 0, json.dumps({"epoch": self.epoch}).encode(), ""
         else:
             return -22, b"", f"unsupported mon command {prefix}"
         self.epoch += 1

@@ -83,6 +83,14 @@ def test_busy_dir_and_bad_options_are_refused_with_one_line(cluster: Cluster,
     p = subprocess.run([str(MINICLUSTER), "up", new, "--extra-conf", "/nonexistent.conf"],
                        capture_output=True, text=True, timeout=30)
     assert p.returncode != 0 and "cannot read '/nonexistent.conf'" in p.stderr
+    # one daemon stopped or started: only a recorded one, only an OSD started, never twice
+    for argv, words in ((["start", str(cluster.path), "osd.0"], "is running"),
+                        (["start", str(cluster.path), "mon.a"], "takes an OSD"),
+                        (["stop", str(cluster.path), "osd.99"], "not running"),
+                        (["stop", new, "osd.1"], "no cluster recorded")):
+        p = subprocess.run([str(MINICLUSTER), *argv], capture_output=True, text=True,
+                           timeout=30)
+        assert p.returncode != 0 and words in p.stderr, (argv, p.stderr)
     assert not Path(new).exists()
 
 
