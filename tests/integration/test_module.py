@@ -91,21 +91,21 @@ def test_no_urgent_load_gives_shared(cluster: Cluster, sla: Objects) -> None:
         assert hdd & set(pg["up"]), pg["pgid"]
 
 
-def _inclusion_breaking_upmap(cluster: Cluster) -> tuple[str, int, int]:
-    """A shared-mode PG of the normal pool with one hdd replica, and an ssd OSD
-    in a host none of its other replicas use: (pgid, that hdd, that ssd)."""
+def _inclusion_breaking_upmap(cluster: Cluster) -> tuple[str, list[tuple[int, int]]]:
+    """A shared-mode PG of the normal pool with an ssd replica (its entry), and
+    pairs that move each of its hdd replicas to the ssd OSD of its own host (no
+    other replica there): (pgid, those pairs)."""
     nodes = cluster.json("osd", "tree")["nodes"]
     cls = {n["id"]: n.get("device_class") for n in nodes if n["id"] >= 0}
     host = {child: n["id"] for n in nodes if n["type"] == "host" for child in n["children"]}
     for pg in cluster.json("pg", "ls-by-pool", "normal")["pg_stats"]:
-        hdds = [o for o in pg["up"] if cls[o] == "hdd"]
-        if len(hdds) != 1:
+        if not any(cls[o] == "ssd" for o in pg["up"]):
             continue
-        others = {host[o] for o in pg["up"] if o != hdds[0]}
-        for osd, c in sorted(cls.items()):
-            if c == "ssd" and osd not in pg["up"] and host[osd] not in others:
-                return pg["pgid"], hdds[0], osd
-    raise AssertionError("no PG with a single hdd replica and a free ssd host")
+        pairs = [(o, next(s for s, c in cls.items() if c == "ssd" and host[s] == host[o]))
+                 for o in pg["up"] if cls[o] == "hdd"]
+        if pairs and not any(to in pg["up"] for _, to in pairs):
+            return pg["pgid"], pairs
+    raise AssertionError("no shared PG whose hdd replicas' hosts have a free ssd")
 
 
 def test_upmap_that_breaks_inclusion_is_repaired(cluster: Cluster, sla: Objects) -> None:
@@ -121,15 +121,16 @@ def test_upmap_that_breaks_inclusion_is_repaired(cluster: Cluster, sla: Objects)
     cluster.ceph("balancer", "off")
     try:
         # the PG stats' up sets lag the map the module placed on by a report
-        pgid, hdd, ssd = wait_for("a PG with one hdd replica in the PG stats",
+        pgid, breaking = wait_for("a shared PG in the PG stats",
                                   lambda: _inclusion_breaking_upmap(cluster), 60)
         ours = next((e for e in cluster.json("osd", "dump")["pg_upmap_items"]
                      if e["pgid"] == pgid), None)
         assert ours is not None, f"pg {pgid} has no sla entry"
-        # the PG's entry is replaced whole: ours plus one pair that takes
-        # the one hdd replica to an ssd
+        # the PG's entry is replaced whole: ours plus pairs that take its hdd
+        # replicas to ssds
         pairs = [str(o) for m in ours["mappings"] for o in (m["from"], m["to"])]
-        cluster.ceph("osd", "pg-upmap-items", pgid, *pairs, str(hdd), str(ssd))
+        cluster.ceph("osd", "pg-upmap-items", pgid, *pairs,
+                     *(str(o) for pair in breaking for o in pair))
         cls = {n["id"]: n.get("device_class") for n in cluster.json("osd", "tree")["nodes"]
                if n["id"] >= 0}
         wait_for(f"the module to put back its own entry for pg {pgid}", lambda: next(
