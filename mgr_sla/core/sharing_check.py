@@ -10,7 +10,8 @@ keeps them isolated for the rest of the shared period:
   stays activating; Ceph raises nothing for it): the pools with PGs on those
   urgent OSDs that are near their limit (one far from it, as a down OSD, is no
   other pool's doing); a PG of a pool sharing, stuck so whatever its OSDs (a normal
-  OSD may have touched its limit while data moved): that pool. A PG whose
+  OSD may have touched its limit while data moved): that pool, after
+  STUCK_FAR_SECS where no urgent OSD near its limit is in its sets. A PG whose
   primary has not reported since the step that shared its pool counts as
   stuck too (its stats may still say active+clean with the old OSDs, while
   its I/O waits for the new primary, which withheld it: its stats keep other
@@ -39,6 +40,9 @@ from .pg_slots import PgLimit
 # or two, several on a loaded machine (5 s was seen in the suite); an OSD
 # withholding a PG keeps it inactive for ever
 STUCK_SECS = 20.0
+# ... and with no urgent OSD near its PG limit in its sets (none that could
+# withhold it): peering under load took over 20 s in the suite's busiest runs
+STUCK_FAR_SECS = 60.0
 # A PG an OSD withheld at its limit may stay stuck after the OSD has room again:
 # measured on Pacific and Tentacle, with data to backfill, raising the limit left
 # 40 PGs activating for minutes, and `ceph pg repeer` freed each within seconds.
@@ -125,8 +129,11 @@ def pg_faults(now: SharingNow) -> dict[int, str]:
             continue
         # an urgent OSD near its limit may withhold the PG for every pool's PGs
         # there: they all go back; one far from it (down, say) is not about
-        # PG slots, and only the PG's own pool is the sharing's doing
+        # PG slots, and only the PG's own pool is the sharing's doing, once the
+        # PG has stayed so past a slow peering on a loaded cluster
         near = {o for o in osds if _near_limit(now.urgent[o])}
+        if not near and pg.secs < STUCK_FAR_SECS:
+            continue
         involved = _on(now.sharing, near) if near else []
         if pg.pool_id in now.sharing and pg.pool_id not in involved:
             involved.append(pg.pool_id)

@@ -283,7 +283,7 @@ def test_share_past_min_size_is_the_operators_choice_and_status_counts_what_it_s
         cluster.ceph("sla", "on")
         sent = wait_for("the move pool sent back", lambda: {
             p["name"] for p in cluster.sla_status()["pools"]
-            if "not active" in (p.get("kept_isolated") or "")} or None, 90)
+            if "not active" in (p.get("kept_isolated") or "")} or None, 150)
         assert sent == {MOVE}, sent
         print(f"\nshare_past_min_size: {len(stopped)} PGs below min_size with the SSDs "
               f"stopped (status counted {said}), of {len(members)}")

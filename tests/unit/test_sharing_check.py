@@ -1,8 +1,11 @@
 """What sharing caused, checked after the fact: which pools go back at once."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from mgr_sla.core.pg_slots import PgLimit, withholding_osds
 from mgr_sla.core.sharing_check import (
+    STUCK_FAR_SECS,
     STUCK_SECS,
     SharingNow,
     StuckPg,
@@ -57,12 +60,14 @@ def test_a_stuck_pg_of_a_shared_pool_sends_it_back_even_where_its_osds_are_unkno
 def test_a_pg_stuck_on_an_urgent_osd_far_from_its_limit_sends_back_its_own_pool_only() -> None:
     """osd.3 at 20 of 35 PGs withholds nothing (it is down, say): the stuck PG
     is its own pool's doing, not that of the other pools with PGs there."""
-    stuck = StuckPg("9.3", 9, "undersized+degraded+peered", (0,), (0,), 30.0)
-    on_3 = StuckPg("9.4", 9, "peering", (3, 0), (3, 0), 30.0)
+    stuck = StuckPg("9.3", 9, "undersized+degraded+peered", (0,), (0,), STUCK_FAR_SECS + 1)
+    on_3 = StuckPg("9.4", 9, "peering", (3, 0), (3, 0), STUCK_FAR_SECS + 1)
     for pg in (stuck, on_3):
-        faults = sharing_faults(now(stuck=[pg], sharing={7: frozenset({3}),
-                                                         9: frozenset({3})}))
+        pools = {7: frozenset({3}), 9: frozenset({3})}
+        faults = sharing_faults(now(stuck=[pg], sharing=pools))
         assert set(faults) == {9}, (pg, faults)
+        # a peering slow on a loaded cluster (over 20 s) is no fault yet
+        assert sharing_faults(now(stuck=[replace(pg, secs=30.0)], sharing=pools)) == {}
 
 
 def test_an_urgent_osd_at_its_limit_sends_back_the_pools_on_it() -> None:
@@ -136,6 +141,9 @@ def test_an_unreported_pg_counts_only_with_an_urgent_osd_near_its_limit() -> Non
     assert list(faults) == [7] and "as last reported" in faults[7]
     unknown = {1: UrgentOsdNow(None, TIGHT, 0.3), 3: URGENT[3]}
     assert list(sharing_faults(now(stuck=[late((1, 0, 6))], urgent=unknown))) == [7]
-    # the same PG reported inactive is stuck whatever the OSD's count
+    # the same PG reported inactive is stuck whatever the OSD's count, once it has
+    # stayed so past a slow peering (20 s was seen on a loaded machine)
     reported = StuckPg("7.0", 7, "activating", (1, 0, 6), (0, 6), STUCK_SECS + 20)
+    assert sharing_faults(now(stuck=[reported], urgent=roomy)) == {}
+    reported = replace(reported, secs=STUCK_FAR_SECS + 1)
     assert list(sharing_faults(now(stuck=[reported], urgent=roomy))) == [7]
