@@ -11,7 +11,9 @@ could leave a PG with no acting set to peer with), unless what peers is the
 module's own switch to shared (its upmap entries still moving replicas, no
 OSD of the rules down): isolation then cancels that move, the PGs go back to
 OSDs that hold their data, and waiting would keep normal clients on the
-urgent OSDs for as long as the stats show the peering (measured: 17 s).
+urgent OSDs for as long as the stats show the peering (measured: 17 s); and
+for a normal OSD it would take past the most PGs it holds (core/isolation_load.py:
+the OSD would withhold PGs, whose I/O would hang).
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ class GateName(str, Enum):
     CLUSTER_FLAGS = "cluster_flags"
     URGENT_CAPACITY = "urgent_capacity"
     DAILY_CAP = "daily_cap"
+    NORMAL_PG_LIMIT = "normal_pg_limit"  # a pool's isolation held: a normal OSD's PG limit
 
 
 # Every gate's name, so counters of blocked switches exist (at 0) from the start.
@@ -211,6 +214,9 @@ RELEASE_HINTS = {
     GateName.URGENT_CAPACITY: "add urgent OSDs, or keep the largest pools isolated "
                               "('ceph sla plan' shows each pool's need)",
     GateName.DAILY_CAP: "wait, or raise mgr/sla/max_switches_per_day",
+    GateName.NORMAL_PG_LIMIT: "raise mon_max_pg_per_osd or osd_max_pg_per_osd_hard_ratio on "
+                              "the normal OSDs named, add normal OSDs, or lower the pools' "
+                              "pg_num (SLA_ISOLATION_PG_LIMIT names them)",
 }
 
 

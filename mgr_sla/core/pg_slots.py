@@ -51,16 +51,19 @@ class PgLimit(NamedTuple):
         """The most PGs the module lets shared mode put there."""
         return max(0, min(self.max_per_osd, math.floor(self.hard * HARD_SPARE)))
 
-    def describe(self, osd: int) -> str:
-        """What the limit is, for a reason an operator reads."""
-        soft = self.admit == self.max_per_osd
+    def describe(self, osd: int, hard: bool = False) -> str:
+        """What the limit is, for a reason an operator reads (`hard`: the most
+        PGs the OSD holds, rather than what the module admits there)."""
+        soft = self.admit == self.max_per_osd and not hard
         runs = f"as osd.{osd} runs {'it' if soft else 'them'}" if self.basis == "the OSD" \
             else f"(from {self.basis})"
         if soft:
             return f"mon_max_pg_per_osd {self.max_per_osd} {runs}"
-        return (f"{self.admit} PGs, {HARD_SPARE:.0%} of the {self.hard} it holds at most "
-                f"(mon_max_pg_per_osd {self.max_per_osd} x osd_max_pg_per_osd_hard_ratio "
-                f"{self.hard_ratio:g} {runs})")
+        both = (f"mon_max_pg_per_osd {self.max_per_osd} x osd_max_pg_per_osd_hard_ratio "
+                f"{self.hard_ratio:g} {runs}")
+        if hard:
+            return f"the {self.hard} PGs it holds at most ({both})"
+        return f"{self.admit} PGs, {HARD_SPARE:.0%} of the {self.hard} it holds at most ({both})"
 
 
 class UrgentOsd(NamedTuple):

@@ -137,6 +137,7 @@ def render_holds(status: dict[str, Any]) -> list[str]:
     lines = []
     for hold in status.get("holds") or []:
         lines.append(f"holds:       {hold['name']}: {hold['detail']} -> {hold['release']}")
+    lines += isolation_lines(status.get("isolation"))
     for pool in status.get("pools") or []:
         if pool.get("kept_isolated"):
             lines.append(f"isolated:    {pool['name']}: {pool['kept_isolated']}")
@@ -150,6 +151,18 @@ def render_holds(status: dict[str, Any]) -> list[str]:
     if status.get("stats_period_secs") and status["stats_period_secs"] > 5:
         lines.append(f"stats:       mgr_stats_period {status['stats_period_secs']:g} s: the "
                      "module sees urgent load up to that late")
+    return lines
+
+
+def isolation_lines(isolation: dict[str, Any] | None) -> list[str]:
+    """Isolating past a normal OSD's hard PG limit, and the pools held shared for it."""
+    if not isolation or not isolation.get("over"):
+        return []
+    lines = [f"isolation:   would put {isolation['pgs']} PGs on osd.{isolation['osd']}, past the "
+             f"{isolation['hard_limit']} it holds at most ({isolation['osds_over']} normal "
+             "OSDs past theirs: SLA_ISOLATION_PG_LIMIT)"]
+    for pool, why in (isolation.get("held") or {}).items():
+        lines.append(f"held shared: {pool}: {why}")
     return lines
 
 

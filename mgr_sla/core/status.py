@@ -49,6 +49,9 @@ class StatusFacts:
     waiting_for_next_step: tuple[str, ...] = ()  # pools a paced switch to shared has not reached
     urgent_writes: dict[str, Any] | None = None  # the urgent OSDs' write budget (core/wear.py)
     monitors: str = "answering"  # or since when they are silent (core/mon_link.py)
+    # what isolating does to the normal OSDs: the one it loads most against its
+    # hard PG limit, and the pools held shared (shell/isolation_watch.py)
+    isolation: dict[str, Any] | None = None
 
 
 def _pools(facts: StatusFacts) -> list[dict[str, Any]]:
@@ -114,6 +117,7 @@ def status_dict(facts: StatusFacts) -> dict[str, Any]:
         "pgs_without_normal_replica": facts.pgs_without_normal,
         "weight_set_repairs": facts.repairs,
         "urgent_writes": facts.urgent_writes,
+        "isolation": facts.isolation,
         "gates": [gate_status(g) for g in facts.gates],
         "holds": [gate_status(g) for g in facts.holds],
         "waiting_for_next_step": list(facts.waiting_for_next_step),

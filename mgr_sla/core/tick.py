@@ -6,11 +6,12 @@ plan (rule changes, a switch record, health); the policy simulation
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from .decision import DecisionState, Mode, ModeDecision, Thresholds, decide, held
 from .gates import ClusterHealth, Gate, GateName, shared_gates
+from .isolation_load import IsolationLoad, hold
 from .latency import Slo
 from .state import PoolRole, PoolTarget, Role
 
@@ -62,6 +63,9 @@ class TickInputs:
     # pools whose size or min_size an operator set and the module did not take
     # (core/by_hand.py): isolated, their size and min_size left as they are
     hands_off: frozenset[int] = frozenset()
+    # what isolating brings back to each normal OSD (core/isolation_load.py):
+    # a pool whose isolation would take one past its hard PG limit is held
+    isolation: IsolationLoad | None = None
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,9 @@ class TickPlan:
     newly_blocked: tuple[str, ...]  # gate names to count once per blocked episode
     waiting: tuple[str, ...] = ()  # pools left for the next step toward shared
     holds: tuple[Gate, ...] = ()  # what would hold a switch to the other mode now
+    # pools held on their shared placement: isolating them would take a normal
+    # OSD past its hard PG limit (pool -> why)
+    held: Mapping[int, str] = field(default_factory=dict)
 
 
 def _changes(pools: Sequence[PoolNow], mode: Mode, keep_isolated: frozenset[int],
@@ -182,11 +189,13 @@ def _isolation_gates(change: PoolChange, inputs: TickInputs) -> list[Gate]:
     return gates
 
 
-def _gated(changes: Sequence[PoolChange], inputs: TickInputs
-           ) -> tuple[list[PoolChange], list[PoolChange], list[Gate]]:
-    """(the changes that may go, the ones toward shared held back, the gates):
-    toward shared all wait for the shared gates; every other change only for
-    its own (_isolation_gates)."""
+def _gated(changes: Sequence[PoolChange], inputs: TickInputs, mode: Mode,
+           keep: frozenset[int]
+           ) -> tuple[list[PoolChange], list[PoolChange], list[Gate], dict[int, str]]:
+    """(the changes that may go, the ones toward shared held back, the gates,
+    the pools held on their shared placement): toward shared all wait for the
+    shared gates; every other change only for its own (_isolation_gates,
+    _kept_shared)."""
     toward = [c for c in changes if c.toward_shared]
     gates: list[Gate] = []
     go: list[PoolChange] = []
@@ -197,11 +206,36 @@ def _gated(changes: Sequence[PoolChange], inputs: TickInputs
         gates += own
         if not own:
             go.append(change)
+    go, kept = _kept_shared(go, changes, inputs, lambda p: mode is Mode.ISOLATED or p in keep)
+    if kept:
+        names = ", ".join(c.pool for c in changes if c.pool_id in kept)
+        gates.append(Gate(GateName.NORMAL_PG_LIMIT, (
+            f"pools {names} held on their shared placement: isolating them would take a "
+            "normal OSD past the most PGs it holds (SLA_ISOLATION_PG_LIMIT names each)")))
     if toward:
         shared = shared_gates(inputs.health, inputs.max_misplaced_ratio)
         if shared:
-            return go, toward, list(_merge(shared, gates))
-    return go + toward, [], list(_merge(gates))
+            return go, toward, list(_merge(shared, gates)), kept
+    return go + toward, [], list(_merge(gates)), kept
+
+
+def _kept_shared(go: list[PoolChange], changes: Sequence[PoolChange], inputs: TickInputs,
+                 isolated: Callable[[int], bool]) -> tuple[list[PoolChange], dict[int, str]]:
+    """The changes that go, less the isolations held (pool -> why): a pool's
+    change off the urgent OSDs that would take a normal OSD past its hard PG
+    limit, taken on top of the pools whose pairs go anyway (their mode is
+    isolated and their rule already is: no change)."""
+    load = inputs.isolation
+    if load is None or not load.returning:
+        return go, {}
+    isolating = [c.pool_id for c in go if not c.toward_shared and c.pool_id in load.returning]
+    if not isolating:
+        return go, {}
+    changing = {c.pool_id for c in changes}
+    committed = [p.pool_id for p in inputs.pools if p.pool_id in load.returning
+                 and p.pool_id not in changing and isolated(p.pool_id)]
+    kept = hold(load, isolating, committed)
+    return [c for c in go if c.pool_id not in kept], kept
 
 
 def _merge(*lists: Sequence[Gate]) -> tuple[Gate, ...]:
@@ -219,7 +253,9 @@ def plan_tick(inputs: TickInputs) -> TickPlan:
     blocked (a new urgent pool still goes to its own region). A switch to
     isolated protects the SLA: it is never held; each pool's change is held
     only by what concerns that pool (_isolation_gates), never by another
-    pool, by a change toward shared, or by a rule it does not need."""
+    pool, by a change toward shared, or by a rule it does not need; a pool
+    whose isolation would take a normal OSD past its hard PG limit stays on
+    its shared placement (_kept_shared: a PG withheld is I/O that hangs)."""
     decision = decide(inputs.state, inputs.urgent_iops, inputs.now, inputs.thresholds,
                       inputs.min_dwell_secs, inputs.pinned, inputs.isolating,
                       inputs.sustain_secs, inputs.urgent_latency_ms, inputs.slo)
@@ -235,19 +271,21 @@ def plan_tick(inputs: TickInputs) -> TickPlan:
     changes: list[PoolChange] = []
     change_gates: list[Gate] = []
     waiting: tuple[str, ...] = ()
+    kept: dict[int, str] = {}
     if not inputs.dry_run:
-        go, held_back, change_gates = _gated(
-            _changes(inputs.pools, state.mode, keep, inputs.hands_off), inputs)
+        go, held_back, change_gates, kept = _gated(
+            _changes(inputs.pools, state.mode, keep, inputs.hands_off), inputs, state.mode,
+            keep)
         rest = [c for c in go if not c.toward_shared]
         step, later = _paced([c for c in go if c.toward_shared], inputs.pools, inputs)
         changes = rest + step
         waiting = tuple(c.pool for c in held_back) + later
-    _, _, holds = _gated(_changes(inputs.pools, state.mode.other(), keep, inputs.hands_off),
-                         inputs)
+    _, _, holds, _ = _gated(_changes(inputs.pools, state.mode.other(), keep,
+                                     inputs.hands_off), inputs, state.mode.other(), keep)
     if state.mode.other() is Mode.SHARED and not holds:
         holds = list(shared_gates(inputs.health, inputs.max_misplaced_ratio))
     gates = _merge(switch_gates, change_gates)
     newly = tuple(sorted(g.name.value for g in gates
                          if g.name.value not in inputs.blocked_before))
     return TickPlan(decision, state, switch, gates, tuple(changes), newly, waiting,
-                    tuple(holds))
+                    tuple(holds), kept)

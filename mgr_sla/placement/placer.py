@@ -8,7 +8,7 @@ look again.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
@@ -100,15 +100,19 @@ class Placer:
                        self._up_sets(pool_id), maps.upmap_items.get(pool_id, {}))
                 for pool_id, role in sorted(roles.items()) if pool_id in view.pools]
 
-    def check(self, roles: Mapping[int, PoolRole], maps: MapSnapshot, may_act: bool, hold: bool
-              ) -> list[dict[str, Any]]:
+    def check(self, roles: Mapping[int, PoolRole], maps: MapSnapshot, may_act: bool, hold: bool,
+              frozen: Collection[int] = ()) -> list[dict[str, Any]]:
         """On a new epoch (or while entries are pending): check every managed
         pool's real up sets and return the pg_upmap_items commands that bring
-        each pool's entries to what its rule wants (sent by `send`)."""
+        each pool's entries to what its rule wants (sent by `send`). `frozen`:
+        pools the tick holds on their shared placement (a normal OSD's PG
+        limit): as with `hold`, their entries only protect or keep data where
+        it is (repairs, a split's children), nothing moves on or off urgent OSDs."""
         # the regions' fingerprint: an option they carry (share_past_min_size,
         # the classes) changes the plans without a new epoch
         key = (maps.view.epoch, maps.regions.fingerprint,
-               json.dumps(sorted((p, r.strategy.value, may_act) for p, r in roles.items())))
+               json.dumps(sorted((p, r.strategy.value, may_act, p in frozen)
+                                 for p, r in roles.items())))
         if key == self._key and not self.pending:
             return []
         self._key = key
@@ -122,12 +126,16 @@ class Placer:
         down = frozenset(o for o, p in maps.regions.osds.items() if not p.up)
         for pool in self.pools_up(roles, maps):
             strategy = self.strategy(pool.role)
-            found, entries = self._judged(strategy, pool, maps, (may_act, hold, down))
+            found, entries = self._judged(strategy, pool, maps,
+                                          (may_act, hold or pool.pool_id in frozen, down))
             faults += [f"pg {pg}: one OSD twice in the up set" for pg in found.osd_twice]
             faults += [f"pg {pg}: two replicas in one {domain}" for pg in found.domain_twice]
             no_normal += list(found.no_normal)
             batch += entries.commands
-            pending += entries.pending
+            # a pool held where it is waits only for what it sends (repairs, a
+            # split's children): the placement it holds back must not keep a
+            # switch's placement open
+            pending += len(entries.commands) if pool.pool_id in frozen else entries.pending
             if entries.status is not None:
                 status[pool.pool_id] = entries.status
         # whole, at once: status reads them without the tick's locks

@@ -2,7 +2,8 @@
 decision (core/admission.py) and the check after the fact
 (core/sharing_check.py) run, their one result published whole for the tick,
 `pool set`, `plan`, `status` and the metrics, and the health checks that
-come from them.
+come from them; with them, what isolating would do to the normal OSDs
+(isolation_watch.py).
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ from ..core.strategy_choice import StrategyChoice
 from ..core.tick import PoolChange
 from ..core.wear import WriteBudget, count_sharing
 from .facts import FactReader
+from .isolation_watch import IsolationWatch
 from .mgr_port import MgrPort
 from .state_store import StateStore
 
@@ -69,6 +71,7 @@ class AdmissionStep:
         self._ledger_saved = -1  # the ledger's version in the store (-1: not read yet)
         self._ledger_saved_at = -math.inf
         self.facts = FactReader(mgr, read_fraction, self.ledger, up_sets)
+        self.isolation = IsolationWatch(mgr, health, self.facts.num_pgs)  # the normal OSDs
         # published whole: status, plan and metrics read them from other threads
         self.admission: Admission | None = None
         self._facts: AdmissionFacts | None = None
@@ -85,12 +88,14 @@ class AdmissionStep:
         snapshot, read outside the status lock)."""
         self.facts.read_health()
         if not self.facts.due(now, state, maps, settings) and not force:
+            self.isolation.refresh(now, state, maps, limits_only=True)  # a normal OSD read
             return
         facts = self.facts.admission_facts(now, state, maps, settings)
         admission = admit(facts)
         self._since = choice_since(admission, state.roles, self._since, now)
         self._facts, self.admission = facts, admission
         self._publish(admission, settings)
+        self.isolation.refresh(now, state, maps)  # on the PG counts just read
 
     def _publish(self, admission: Admission, settings: Settings) -> None:
         lines = admission.health(self._backfillfull(), settings.normal_class)

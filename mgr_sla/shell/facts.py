@@ -133,7 +133,7 @@ class FactReader:
         up = frozenset(o for o, p in regions.osds.items() if p.up)
         limits = self.limits.limits(urgent_ids, up)
         urgent = {o: UrgentOsd(regions.osds[o].weight, regions.osds[o].domain,
-                               self._num_pgs(o), self._used(o), self._size(o),
+                               self.num_pgs(o), self._used(o), self._size(o),
                                limits.get(o))
                   for o in urgent_ids}
         pools = [self._pool(pid, role, df.get(pid, {}), maps)
@@ -191,7 +191,9 @@ class FactReader:
         return {int(p["id"]): p.get("stats", {})
                 for p in (self._mgr.get("df") or {}).get("pools", [])}
 
-    def _num_pgs(self, osd: int) -> int | None:
+    def num_pgs(self, osd: int) -> int | None:
+        """The PGs the OSD holds by its last report (strays included), as the
+        last refresh read them; None: not reported."""
         stat = self._stats.get(osd)
         return None if stat is None else stat[0]
 
@@ -324,7 +326,7 @@ class FactReader:
             urgent_ids = regions.in_of_class(regions.urgent_class)
             up = frozenset(o for o, p in regions.osds.items() if p.up)
             limits = self.limits.limits(urgent_ids, up)
-            self._urgent = (key, {o: UrgentOsdNow(self._num_pgs(o), limits.get(o),
+            self._urgent = (key, {o: UrgentOsdNow(self.num_pgs(o), limits.get(o),
                                                   self._used(o) / self._size(o)
                                                   if self._size(o) > 0 else None)
                                   for o in urgent_ids})

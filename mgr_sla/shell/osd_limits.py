@@ -9,7 +9,9 @@ an OSD not asked yet): two small commands per urgent OSD, never from the
 tick. Until an OSD is first asked its limit is not known (the admission
 then shares nothing new); an OSD that does not answer (it is down, or the
 mgr may not tell it) gets the value of the config database for that OSD,
-and failing that the mgr's own; the basis says which.
+and failing that the mgr's own; the basis says which. The normal OSDs that
+isolation brings PGs back to are read with the same commands, a bounded few
+at a time (normal_limits.py).
 """
 from __future__ import annotations
 
@@ -61,7 +63,7 @@ class OsdLimits:
             read, silent = dict(self._read), set(self._silent)
         due = [o for o in wanted if o in up and (o not in read or now - read[o][1] > READ_SECS)]
         if due:
-            self._start(due)
+            self.ask(due)
         fallback: PgLimit | None = None
         out = {}
         for osd in wanted:
@@ -75,13 +77,26 @@ class OsdLimits:
                 out[osd] = self._config_db(osd) or fallback
         return out
 
-    def _start(self, osds: list[int]) -> None:
+    def known(self) -> dict[int, tuple[PgLimit, float]]:
+        """Each OSD's own limit as last read, and when (time.monotonic())."""
+        with self._lock:
+            return dict(self._read)
+
+    def stand_in(self, osd: int) -> PgLimit | None:
+        """The limit to count with until the OSD's own is read: the config
+        database's value for it, else the mgr's own (None: neither readable)."""
+        return self._config_db(osd) or self._fallback()
+
+    def ask(self, osds: list[int], name: str = "sla-osd-limits") -> bool:
+        """Ask these OSDs in the background; False while a read is running
+        (nothing asked)."""
         with self._lock:
             if self._thread is not None and self._thread.is_alive():
-                return
-            self._thread = threading.Thread(target=self._ask, args=(osds,),
-                                            name="sla-osd-limits", daemon=True)
+                return False
+            self._thread = threading.Thread(target=self._ask, args=(osds,), name=name,
+                                            daemon=True)
             self._thread.start()
+            return True
 
     def _ask(self, osds: list[int]) -> None:
         pending = {}

@@ -35,9 +35,11 @@ def gather(base: StatusFacts, parts: StatusParts) -> StatusFacts:
     decided = admission.pools if admission is not None else {}
     kept = {pid: p.kept for pid, p in decided.items() if p.kept}
     kept.update(state.sent_back)
+    held = parts.admission.isolation.held  # shared: its isolation would pass a PG limit
     pools = {pool_id: PoolFacts(
         # where the module takes the pool: a pool kept isolated stays so in shared mode
-        target=target(role, Mode.ISOLATED if pool_id in kept else mode),
+        target=target(role, Mode.SHARED if pool_id in held else
+                      Mode.ISOLATED if pool_id in kept else mode),
         client_iops=parts.activity.rate(pool_id),
         read_fraction=parts.activity.read_fraction(pool_id),
         misplaced_ratio=parts.tracker.misplaced(pool_id),
@@ -52,4 +54,5 @@ def gather(base: StatusFacts, parts: StatusParts) -> StatusFacts:
                    time_to_isolation_secs=parts.tracker.last_time_to_isolation,
                    isolating=parts.tracker.isolating,
                    pgs_without_normal=parts.placer.pgs_without_normal,
-                   urgent_writes=parts.admission.write_budget.to_dict())
+                   urgent_writes=parts.admission.write_budget.to_dict(),
+                   isolation=parts.admission.isolation.status())

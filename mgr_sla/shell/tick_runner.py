@@ -199,9 +199,9 @@ class TickRunner:
         health = self._health_snapshot(state, maps, now)
         plan = plan_tick(self._tick_inputs(state, maps, thresholds, health, now))
         self.holds = list(plan.holds)
-        if not self._settings().active:
-            return None  # 'ceph sla off': measure and report, change nothing
-        return plan
+        active = self._settings().active  # 'ceph sla off': measure and report, change nothing
+        self._admission.isolation.hold(plan.held if active else {})
+        return plan if active else None
 
     def _tick_inputs(self, state: ModuleState, maps: MapSnapshot, thresholds: Thresholds,
                      health: ClusterHealth, now: float) -> TickInputs:
@@ -230,7 +230,7 @@ class TickRunner:
             sent_back=frozenset(state.sent_back), hands_off=self._hands.hands_off(state),
             max_step_pgs=settings.max_step_pgs, step_wait_secs=settings.step_wait_secs,
             last_step_at=state.last_step.at if state.last_step else None,
-            last_step_settled=self._settled)
+            last_step_settled=self._settled, isolation=self._admission.isolation.load)
 
     def _record_plan(self, state: ModuleState, plan: TickPlan, epoch: int, now: float) -> None:
         """The plan's decision into the state (or the dry run's shadow), its
@@ -312,7 +312,7 @@ class TickRunner:
         # with every PG active, none degraded, misplaced under the limit
         hold = bool(pgs.inactive or pgs.degraded or pgs.unknown
                     or misplaced > self.max_misplaced())
-        batch = self._placer.check(roles, maps, may_act, hold)
+        batch = self._placer.check(roles, maps, may_act, hold, self._admission.isolation.held)
         if batch:
             self._placer.send(batch, self._tracker.placed_at, self._maps.mark_dirty)
 
@@ -351,14 +351,12 @@ class TickRunner:
         self._mgr.set_health_checks(self.health_checks())
 
     def _track(self, state: ModuleState, maps: MapSnapshot, now: float) -> None:
-        normal = state.pools(role=Role.NORMAL)
+        held = self._admission.isolation.held  # shared on purpose: no isolation to wait for
+        normal = [p for p in state.pools(role=Role.NORMAL) if p not in held]
         osdmap = self._mgr.get_osdmap()
 
         def after_up() -> dict[str, list[int]]:
-            out: dict[str, list[int]] = {}
-            for pool_id in normal:
-                out.update(osdmap.map_pool_pgs_up(pool_id))
-            return out
+            return {pg: up for p in normal for pg, up in osdmap.map_pool_pgs_up(p).items()}
         self._tracker.track(maps.view.epoch, normal,
                             maps.view.osds_of_class(self._settings().urgent_class), after_up,
                             bool(self._placer.pending), now)
