@@ -362,7 +362,8 @@ class Module(MgrModule):
         with self._store.lock:
             target = Mode.SHARED if self._store.state().decision.mode is Mode.ISOLATED \
                 else Mode.ISOLATED
-        moves = self._pools.switch_moves(target)
+        admission = self._admission.admission  # the tick's: the pools it keeps isolated
+        moves = self._pools.switch_moves(target, admission.kept if admission else ())
         costs = self._admission.report()
         data = {"to_mode": target.value, "pools": moves, "costs": costs,
                 "devices": self._admission.devices(),

@@ -183,9 +183,9 @@ class FactReader:
         pool = self._pool(info.pool_id, role, df.get(info.pool_id, {}), maps)
         pool = self._with_mappings([pool], maps, wait=False)[0]
         others = tuple(p for p in facts.pools if p.pool_id != info.pool_id)
-        return AdmissionFacts(facts.now, facts.settings, facts.mode, facts.pinned,
-                              (*others, pool), facts.urgent, facts.capacity, facts.rules,
-                              facts.mon, facts.history, facts.sent_back, facts.withheld)
+        # every other fact as the tick's admission has it (the devices, the
+        # calibration): the same pool gets the same strategy from both
+        return replace(facts, pools=(*others, pool))
 
     def _df(self) -> dict[int, Any]:
         return {int(p["id"]): p.get("stats", {})

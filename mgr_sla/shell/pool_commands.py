@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import json
 import time
+from collections.abc import Collection
 from dataclasses import replace
 from typing import Any, Callable
 
@@ -304,8 +305,11 @@ class PoolCommands:
         self._maps.mark_dirty()
 
     # ---- plan / rules apply ----------------------------------------------------
-    def switch_moves(self, to: Mode) -> list[dict[str, Any]]:
-        """Per normal pool: PGs, replicas and bytes the next switch moves."""
+    def switch_moves(self, to: Mode, kept: Collection[int]) -> list[dict[str, Any]]:
+        """Per normal pool: PGs, replicas and bytes the next switch moves;
+        `kept`: the pools the admission keeps isolated, which a switch to
+        shared leaves where they are (a switch to isolated still takes back
+        whatever of them is out)."""
         maps = self._maps.current(0.0, self._settings().region_spec())
         with self._store.lock:
             state = self._store.state()
@@ -317,7 +321,8 @@ class PoolCommands:
                 continue
             pg_bytes = pg_bytes_by_seed(stats, pool.pool_id)
             per_copy = pool.info.pieces_per_object
-            moves = model_of(pool.role).switch_moves(pool, maps, to)
+            moves = {} if to is Mode.SHARED and pool.pool_id in kept else \
+                model_of(pool.role).switch_moves(pool, maps, to)
             out.append({"pool": pool.info.name, "pool_id": pool.pool_id,
                         "strategy": pool.role.strategy.value, "pgs": len(pool.up),
                         "pgs_moving": len(moves), "replicas": sum(moves.values()),

@@ -248,7 +248,7 @@ def test_an_ec_pool_shares_by_its_shards_and_isolates_by_its_own_rule(
     assert out.retval == 0 and "(ec)" in out.stdout, out
     from mgr_sla.core.decision import Mode
     ticks(m, 1)
-    [before] = [p for p in m._pools.switch_moves(Mode.SHARED) if p["pool"] == "ecdata"]
+    [before] = [p for p in m._pools.switch_moves(Mode.SHARED, ()) if p["pool"] == "ecdata"]
     assert 0 < before["pgs_moving"] == before["replicas"] <= before["pgs"], before  # m = 1
     ticks(m, 3)
     assert cluster.rule_of(5) == "sla_ec_ecpool"

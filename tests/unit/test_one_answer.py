@@ -5,6 +5,8 @@ module on harness/fake_mgr.py's stand-in for ceph-mgr)."""
 from __future__ import annotations
 
 import json
+import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -183,3 +185,118 @@ def test_ticks_failing_in_a_row_raise_a_health_check_that_a_good_tick_clears() -
     m._ticker.run = run
     ticks(m, 1)
     assert "SLA_TICK_FAILED" not in m.health
+
+
+def _devices_and_calibration() -> tuple[FakeCluster, dict[str, str]]:
+    """Every OSD's last perf samples (500 reads and 500 writes of 16 KiB over
+    100 s: hdd 8 and 20 ms, ssd 24 and 60 ms, on the urgent clients' own
+    ops) and an `osd bench` calibration in the store that says the SSDs are
+    33 times the HDDs: the device prior speaks, by the calibration."""
+    cluster = FakeCluster()
+    for osd in range(8):
+        r, w = (24.0, 60.0) if osd % 2 else (8.0, 20.0)
+        cluster.counters[osd] = {
+            "osd.op_r_latency": [[0.0, 1e9, 100], [100.0, 1e9 + 500 * r * 1e6, 600]],
+            "osd.op_w_latency": [[0.0, 1e9, 100], [100.0, 1e9 + 500 * w * 1e6, 600]],
+            "osd.op_r_out_bytes": [[0.0, 1e6], [100.0, 1e6 + 500 * 16384]],
+            "osd.op_w_in_bytes": [[0.0, 1e6], [100.0, 1e6 + 500 * 16384]]}
+    store = {"calibration": json.dumps({"time": 0.0, "classes": {
+        "hdd": {"iops": 150.0, "osds": [0]}, "ssd": {"iops": 5000.0, "osds": [1]}}})}
+    return cluster, store
+
+
+def clocked(m: Any, cluster: FakeCluster, n: int, reads: dict[int, float]) -> None:
+    """`n` ticks 5 s apart, each pool of `reads` serving 1000 ops at its read share."""
+    for _ in range(n):
+        for pid, share in reads.items():
+            cluster.ops[pid] += 1000
+            cluster.reads[pid] = cluster.reads.get(pid, 0) + int(1000 * share)
+        m.clock = getattr(m, "clock", time.time()) + 5.0
+        with m._store.act_lock:
+            m._ticker.run(m.clock)
+        m._rules.wait(5)
+        m._admission.facts.limits.wait(5)
+        m._placer.move.sender.wait(5)
+
+
+def test_pool_set_plan_status_and_the_tick_agree_when_the_devices_decide() -> None:
+    """Device latencies and a calibration in the facts, where the device
+    prior and the work model pick different strategies: `pool set` (of a
+    pool whose mix is known: managed before) takes the strategy `plan`,
+    `status` and the tick then show and act on, and every pool is kept or
+    shared alike in all three."""
+    from mgr_sla.core.admission import admit
+    cluster, store = _devices_and_calibration()
+    cluster.add_pool(1, "fast", "sla_isolated_urgent")
+    cluster.add_pool(2, "writes", "replicated_rule")
+    cluster.add_pool(3, "mixed", "replicated_rule")
+    m = make_module(cluster, store, {"min_dwell_secs": 0, "sustain_secs": 0,
+                                     "step_wait_secs": 0, "min_gain": 1.05})
+    m._rules.replace_check(lambda opts: None)
+    from mgr_sla.shell.commands_io import OutputFormat
+    assert m.cmd_pool_set("fast", role=Role.URGENT).retval == 0
+    assert m.cmd_pool_set("writes", role=Role.NORMAL, strategy=Strategy.COPY).retval == 0
+    assert m.cmd_pool_set("mixed", role=Role.NORMAL).retval == 0
+    mix = {2: 0.1, 3: 0.9}
+    clocked(m, cluster, 5, mix)
+    assert m.cmd_pool_rm("mixed").retval == 0
+    cluster.weight_sets.add(3)  # the fake mon cannot install one again: it stays
+    clocked(m, cluster, 1, mix)
+    set_again = json_of(m.cmd_pool_set("mixed", role=Role.NORMAL, format=OutputFormat.JSON))
+    clocked(m, cluster, 4, mix)
+    # the premise: on these facts the work model alone would pick move
+    facts = m._admission._facts
+    model = admit(replace(facts, devices={}, calibration=None)).pools[3].choice
+    assert model.strategy == "move" != admit(facts).pools[3].choice.strategy, model
+    status = json_of(m.cmd_status(format=OutputFormat.JSON))
+    plan = json_of(m.cmd_plan(format=OutputFormat.JSON))
+    assert status["mode"] == "shared"
+    costs = {c["name"]: c for c in plan["costs"]}
+    pools = {p["name"]: p for p in status["pools"] if p["role"] == "normal"}
+    assert set(costs) == set(pools) == {"writes", "mixed"}
+    assert set_again["strategy"] == "copy" == costs["mixed"]["strategy"] \
+        == costs["mixed"]["next_strategy"]["strategy"] == pools["mixed"]["strategy"]
+    for name, pool in pools.items():
+        assert pool["strategy"] == costs[name]["strategy"], name
+        assert pool["kept_isolated"] == costs[name]["kept_isolated"], name
+        pid = pool["pool_id"]
+        # the tick acted on the same answer: kept on the isolated rule, else shared by copy
+        placed = (cluster.rule_of(pid), cluster.pools[pid]["size"])
+        assert placed == (("sla_isolated_normal", 3) if pool["kept_isolated"]
+                          else ("sla_copy_3", 4)), (name, placed, pool)
+    assert pools["mixed"]["kept_isolated"] is None
+    assert "(devices: copy, 10% reads" in (pools["writes"]["kept_isolated"] or ""), pools
+
+
+def test_plan_counts_no_move_for_a_pool_the_admission_keeps_isolated() -> None:
+    """Isolated, the next switch shares `fits` (move) and not `writes` (copy,
+    its gain under min_gain): plan moves nothing of `writes`, and the switch
+    then leaves it where it is."""
+    cluster = FakeCluster()
+    cluster.add_pool(1, "fast", "sla_isolated_urgent")
+    cluster.add_pool(2, "fits", "replicated_rule")
+    cluster.add_pool(3, "writes", "replicated_rule")
+    m = make_module(cluster, {}, {"sustain_secs": 0, "step_wait_secs": 0})
+    m._rules.replace_check(lambda opts: None)
+    from mgr_sla.shell.commands_io import OutputFormat
+    assert m.cmd_pool_set("fast", role=Role.URGENT).retval == 0
+    assert m.cmd_pool_set("fits", role=Role.NORMAL, strategy=Strategy.MOVE).retval == 0
+    assert m.cmd_pool_set("writes", role=Role.NORMAL, strategy=Strategy.COPY).retval == 0
+    ticks(m, 2)
+    plan = json_of(m.cmd_plan(format=OutputFormat.JSON))
+    assert plan["to_mode"] == "shared"
+    kept = {c["name"]: c["kept_isolated"] for c in plan["costs"]}
+    assert "under min_gain" in (kept["writes"] or "") and kept["fits"] is None
+    moves = {p["pool"]: p for p in plan["pools"]}
+    assert moves["writes"]["pgs"] == 16
+    assert (moves["writes"]["pgs_moving"], moves["writes"]["replicas"],
+            moves["writes"]["bytes"]) == (0, 0, 0), moves["writes"]
+    assert moves["fits"]["pgs_moving"] > 0
+    assert (plan["pgs"], plan["replicas"]) == (moves["fits"]["pgs_moving"],
+                                               moves["fits"]["replicas"])
+    m.set_module_option("min_dwell_secs", 0)
+    ticks(m, 3)
+    assert json_of(m.cmd_status(format=OutputFormat.JSON))["mode"] == "shared"
+    assert (cluster.rule_of(3), cluster.pools[3]["size"]) == ("sla_isolated_normal", 3)
+    assert cluster.rule_of(2) == "sla_shared"
+    assert not any(pg.startswith("3.") for pg in cluster.upmaps)
