@@ -151,6 +151,25 @@ class Cluster:
     def pool_rule(self, pool: str) -> str:
         return self.json("osd", "pool", "get", pool, "crush_rule")["crush_rule"]
 
+    def wait_settled(self, timeout: float = 300) -> None:
+        """Every PG active+clean by its own stats reported at or after the map
+        of now: `pg stat` alone can count a change the PGs have not yet
+        reported (their stats come every few seconds), and pass before it
+        moved anything."""
+        epoch = int(self.json("osd", "dump")["epoch"])
+
+        def settled() -> bool:
+            listed = self.json("pg", "ls")
+            pgs = listed.get("pg_stats", []) if isinstance(listed, dict) else listed
+            behind = [pg["pgid"] for pg in pgs
+                      if int(str(pg["reported_epoch"]).split("'")[0]) < epoch]
+            busy = {pg["pgid"]: pg["state"] for pg in pgs if pg["state"] != "active+clean"}
+            if behind or busy:
+                raise AssertionError(f"at e{epoch}: reported before it {behind[:8]}, "
+                                     f"not clean {dict(list(busy.items())[:8])}")
+            return True
+        wait_for(f"every PG active+clean, reported at e{epoch} or later", settled, timeout)
+
     def wait_clean(self, timeout: float = 180) -> None:
         def clean() -> bool | str:
             s = self.json("pg", "stat")

@@ -10,7 +10,7 @@ Switch cycles under mode auto (an urgent burst: the module isolates and each
 pool moves back onto the HDDs; the burst ends: the module shares again and
 each pool moves out) alternate with control cycles of the same urgent burst
 and length with the mode pinned shared. Asserted:
-- each client's worst op in the switch cycles is within 2 s of the worst op
+- each client's worst op in the switch cycles is within 3 s of the worst op
   of the control cycles (any client's: they share one machine, whose own
   stalls under the burst are the floor);
 - two switches per cycle, no more;
@@ -49,11 +49,13 @@ BASE = 3  # every normal pool's base size (the EC pool: 2+1)
 IMAGE_MB, OBJECT_KB = 32, 64  # 512 objects an image: every PG has data to move
 CYCLES = int(os.environ.get("SLA_SWITCH_CYCLES", "2"))
 # A switch re-peers every PG it moves, and an op waits for its PG's peering:
-# on 2 cores with BlueStore that has cost up to 1.4 s over the machine's own
-# worst op under the same burst (6 runs on Pacific and Tentacle; 4 of them
-# within 0.3 s). The bound holds that, and fails on a stall of the kind
-# that once made a switch cost a client 7 s.
-MARGIN_MS = 2000.0
+# for a PG remapped by pg_upmap_items, a size or a rule change the mon primes
+# no pg_temp (OSDMonitor::maybe_prime_pg_temp: only for a new CRUSH map, OSDs
+# up or reweighted), so peering waits for two mon proposals, pg_temp then
+# up_thru, each up to paxos_propose_interval (1 s). Measured here: 2.1 to
+# 2.4 s against 52 to 77 ms with the mode pinned. The bound holds that and
+# fails on a stall of the kind that once made a switch cost a client 7 s.
+MARGIN_MS = 3000.0
 
 
 @dataclass
@@ -266,7 +268,7 @@ def switch_cycle(s: Switches) -> tuple[float, float, float]:
     s.event("shared")
     wait_for("shared again, every pool placed", lambda: placed(c, "shared"), 300)
     s.event("placed")
-    c.wait_clean(300)
+    c.wait_settled(300)
     s.event("clean")
     return start, time.time(), secs
 
@@ -306,7 +308,7 @@ def test_a_real_client_barely_notices_switch_cycles_on_every_strategy(
     s, c = switches, switches.cluster
     c.ceph("sla", "mode", "auto")
     wait_for("shared, every pool placed", lambda: placed(c, "shared"), 300)
-    c.wait_clean(300)
+    c.wait_settled(300)
     sampler = Degraded(s)
     start_clients(s)
     sampler.start()
