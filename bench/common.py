@@ -53,17 +53,24 @@ def missing_tools(names: Iterable[str]) -> list[str]:
 
 def emulated_main(argv: list[str] | None, *, who: str, doc: str | None, out: str,
                   tools: Iterable[str], strategy: str, smoke_help: str,
-                  run: Callable[[Any, DeviceSpeeds, Callable[[str], None]], dict[str, Any]],
-                  sizes: tuple[Any, Any], table: Callable[[dict[str, Any]], str]) -> int:
+                  run: Callable[..., dict[str, Any]],
+                  sizes: tuple[Any, Any], table: Callable[[dict[str, Any]], str],
+                  module_options: bool = False) -> int:
     """The command line of a benchmark on emulated device speeds: --smoke picks
-    the first of `sizes`, the results get their provenance and a table."""
+    the first of `sizes`, the results get their provenance and a table. With
+    `module_options`, --module-option KEY=VALUE (repeated) reaches `run` as
+    its `options`: a module option set for the whole run."""
     args_in = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
     ap.add_argument("--smoke", action="store_true", help=smoke_help)
     ap.add_argument("--out", type=Path, default=RESULTS / out)
     ap.add_argument("--hdd-iops", type=int, default=DeviceSpeeds.hdd_iops)
     ap.add_argument("--ssd-iops", type=int, default=DeviceSpeeds.ssd_iops)
+    if module_options:
+        ap.add_argument("--module-option", action="append", default=[], type=_option,
+                        metavar="KEY=VALUE", help="a mgr/sla option for the whole run")
     args = ap.parse_args(args_in)
+    extra = {"options": dict(args.module_option)} if module_options else {}
     missing = missing_tools(tools)
     if missing:
         print(f"{who}: {', '.join(missing)} not found: run deploy/install-deps.sh",
@@ -73,7 +80,7 @@ def emulated_main(argv: list[str] | None, *, who: str, doc: str | None, out: str
                             strategy)
     try:
         results = run(sizes[0] if args.smoke else sizes[1],
-                      DeviceSpeeds(args.hdd_iops, args.ssd_iops), progress(who))
+                      DeviceSpeeds(args.hdd_iops, args.ssd_iops), progress(who), **extra)
     except EmulationError as exc:
         print(f"{who}: {exc}", file=sys.stderr)
         return 2
@@ -85,6 +92,14 @@ def emulated_main(argv: list[str] | None, *, who: str, doc: str | None, out: str
     print(table(results))
     print(f"{who}: results in {args.out} after {results['elapsed_secs']:.0f} s")
     return 0
+
+
+def _option(text: str) -> tuple[str, str]:
+    """KEY=VALUE, KEY a module option's name (no mgr/sla/ prefix)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key or not key.replace("_", "").isalnum():
+        raise argparse.ArgumentTypeError(f"{text!r}: want KEY=VALUE, e.g. share_past_min_size=true")
+    return key, value
 
 
 def machine() -> dict[str, Any]:

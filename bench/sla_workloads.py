@@ -6,6 +6,11 @@ write-heavy (10%).
 
     python3 -m bench.sla_workloads [--smoke] [--out docs/benchmarks/workloads.json]
                                    [--hdd-iops 150] [--ssd-iops 500]
+                                   [--module-option KEY=VALUE ...]
+
+--module-option sets a mgr/sla option for the whole run (recorded with the
+results), to measure what it costs and gains against the defaults: e.g.
+share_past_min_size=true.
 
 On the SLA benchmark's cluster (8 BlueStore OSDs, 4 hosts of 1 hdd + 1 ssd,
 emulated device speeds: bench/emulation.py), three cases:
@@ -56,8 +61,8 @@ DEFAULT_OPTIONS = ("default_strategy", "min_gain", "gain_retry_secs", "max_urgen
                    "gain_prior")
 
 
-def run(plan: WorkloadPlan, speeds: DeviceSpeeds, say: Callable[[str], None]
-        ) -> dict[str, Any]:
+def run(plan: WorkloadPlan, speeds: DeviceSpeeds, say: Callable[[str], None],
+        options: dict[str, str] | None = None) -> dict[str, Any]:
     started = time.monotonic()
     # the urgent client of the SLA benchmark (fio: write then read back 8 MB)
     urgent = Plan((0,), (), urgent_mb=8, normal_secs=0, calibration_secs=0,
@@ -65,6 +70,8 @@ def run(plan: WorkloadPlan, speeds: DeviceSpeeds, say: Callable[[str], None]
     with bench_cluster(urgent, speeds) as bench:
         c = bench.cluster
         c.ceph("config", "set", "mgr", "mgr/sla/min_dwell_secs", str(plan.dwell_secs))
+        for key, value in (options or {}).items():
+            c.ceph("config", "set", "mgr", f"mgr/sla/{key}", value)
         options = {o: c.ceph("config", "get", "mgr", f"mgr/sla/{o}").strip()
                    for o in DEFAULT_OPTIONS}
         say("cluster up")
@@ -72,7 +79,8 @@ def run(plan: WorkloadPlan, speeds: DeviceSpeeds, say: Callable[[str], None]
     return {"cases": cases, "summary": summary(cases),
             "plan": {**asdict(plan), "osds": 8, "objectstore": "bluestore",
                      "threshold_iops": {case: list(t) for case, t in THRESHOLDS.items()},
-                     "module": {**MODULE_CONFIG, "min_dwell_secs": str(plan.dwell_secs)},
+                     "module": {**MODULE_CONFIG, "min_dwell_secs": str(plan.dwell_secs),
+                                **(options or {})},
                      "module_defaults": options,
                      "slow_ssd": f"hdd_iops // {SLOW_SSD_FRACTION}",
                      "normal_client": f"fio rados engine, {plan.block_kb} KB random ops, "
@@ -143,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     return emulated_main(argv, who="sla-workloads", doc=__doc__, out="workloads.json",
                          tools=("fio", "rados", "ceph"), strategy="upmap+copy",
                          smoke_help="one cycle of mix-change and slow-urgent (about 9 minutes)",
-                         run=run, sizes=(SMOKE, FULL), table=table)
+                         run=run, sizes=(SMOKE, FULL), table=table, module_options=True)
 
 
 if __name__ == "__main__":

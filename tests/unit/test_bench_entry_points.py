@@ -40,3 +40,24 @@ def test_a_missing_module_is_one_line_naming_the_install() -> None:
     assert done.stderr.strip().splitlines() == [
         "policy_sim: needs numpy: pip install '.[bench]' from a ceph-sla checkout "
         "(or pip install numpy)"]
+
+
+def test_a_module_option_without_a_value_is_refused_by_name() -> None:
+    done = stdlib_only("bench.sla_workloads", "--module-option", "share_past_min_size")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "'share_past_min_size': want KEY=VALUE" in done.stderr
+
+
+def test_module_options_reach_the_run() -> None:
+    from bench import common
+
+    seen = {}
+
+    def run(plan: object, speeds: object, say: object, options: dict[str, str]) -> dict:
+        seen.update(options)
+        raise common.EmulationError("stop here")
+    rc = common.emulated_main(["--module-option", "share_past_min_size=true",
+                               "--module-option", "min_gain=0"], who="t", doc="", out="t.json",
+                              tools=(), strategy="upmap", smoke_help="", run=run,
+                              sizes=(None, None), table=str, module_options=True)
+    assert rc == 2 and seen == {"share_past_min_size": "true", "min_gain": "0"}
