@@ -20,8 +20,8 @@
 # docs/benchmarks/suite.json (bench/suite_times.py); otherwise it writes nothing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-LANES=("lint unit unit-py39 integration-life" "integration" "integration-tentacle"
-       "bench-smoke integration-reef integration-switch" "bench-workloads")
+LANES=("lint unit unit-py39" "integration" "integration-tentacle"
+       "bench-smoke integration-reef integration-life" "bench-workloads")
 NICENESS=(10 0 0 0 0)
 THEN=bench
 now() { date +%s.%N; }
