@@ -4,12 +4,14 @@ SIGTERM (the finalizer and an atexit hook both stop it by PID)."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,6 +49,37 @@ def cluster() -> Iterator[Cluster]:
         c = Cluster.up(path)
         c.enable_sla()
         yield c
+    finally:
+        stop()
+
+
+@contextlib.contextmanager
+def own_cluster(prefix: str, conf: str | None = None, **up: Any) -> Iterator[Cluster]:
+    """A cluster of a test module's own (Cluster.up's arguments; `conf`: text
+    appended to its ceph.conf), stopped by PID and removed however the module
+    ends: success, failure, Ctrl-C, SIGTERM or exit."""
+    signal.signal(signal.SIGTERM, _sigterm)  # a stopped run still stops its cluster
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    stopped = False
+
+    def stop() -> None:
+        nonlocal stopped
+        if not stopped:
+            stopped = True
+            if (path / "pids").exists():
+                Cluster(path).down()
+            shutil.rmtree(path, ignore_errors=True)
+    atexit.register(stop)
+    extra = path.with_suffix(".conf") if conf is not None else None
+    try:
+        if extra is not None:
+            extra.write_text(conf or "")
+        try:
+            cluster = Cluster.up(path, extra_conf=extra, **up)
+        finally:
+            if extra is not None:
+                extra.unlink()
+        yield cluster
     finally:
         stop()
 

@@ -14,12 +14,7 @@ shared), each OSD a real process on a BlueStore file:
 """
 from __future__ import annotations
 
-import atexit
-import shutil
-import signal
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,7 +23,7 @@ from harness.cephcluster import Cluster, wait_for
 from harness.objects import Objects
 from mgr_sla.core.upmap.regions import CRUSH_ITEM_NONE, Pairs, current_items
 
-from .conftest import HIGH, LOW, _sigterm
+from .conftest import HIGH, LOW, own_cluster
 
 pytestmark = pytest.mark.integration
 
@@ -41,20 +36,7 @@ HDD, SSD = (0, 2, 4, 6), (1, 3, 5, 7)  # minicluster: host K holds osd.2K (hdd),
 def life() -> Iterator[tuple[Cluster, dict[str, int], dict[str, Objects]]]:
     """Its own cluster on BlueStore (memstore OSDs do not survive a restart),
     the module's rules, an urgent pool and the two normal pools, with objects."""
-    signal.signal(signal.SIGTERM, _sigterm)  # a stopped run still stops its cluster
-    path = Path(tempfile.mkdtemp(prefix="sla-life-"))
-    stopped = False
-
-    def stop() -> None:
-        nonlocal stopped
-        if not stopped:
-            stopped = True
-            if (path / "pids").exists():
-                Cluster(path).down()
-            shutil.rmtree(path, ignore_errors=True)
-    atexit.register(stop)
-    try:
-        cluster = Cluster.up(path, objectstore="bluestore")
+    with own_cluster("sla-life-", objectstore="bluestore") as cluster:
         cluster.enable_sla()
         cluster.ceph("sla", "rules", "apply", timeout=300)
         for name, value in [("interval_secs", 1), ("min_dwell_secs", 12), ("min_gain", 0),
@@ -74,12 +56,10 @@ def life() -> Iterator[tuple[Cluster, dict[str, int], dict[str, Objects]]]:
         cluster.ceph("sla", "pool", "set", EC, "normal", timeout=300)
         cluster.ceph("sla", "pool", "set", COPY, "normal", "--strategy", "copy", timeout=300)
         cluster.wait_clean(300)
-        objects = {p: Objects(cluster, p, path) for p in NORMAL}
+        objects = {p: Objects(cluster, p, cluster.path) for p in NORMAL}
         for pool, objs in objects.items():
             objs.write(8, pool)
         yield cluster, ids, objects
-    finally:
-        stop()
 
 
 def entries(cluster: Cluster, ids: dict[str, int]) -> dict[str, Pairs]:

@@ -21,12 +21,9 @@ and length with the mode pinned shared. Asserted:
 """
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -39,7 +36,7 @@ import pytest
 from bench.strategy_figures import urgent_latencies
 from harness.cephcluster import Cluster, PacedWriter, wait_for
 
-from .conftest import DWELL, HIGH, LOW, _sigterm
+from .conftest import DWELL, HIGH, LOW, own_cluster
 
 pytestmark = pytest.mark.integration
 
@@ -98,25 +95,7 @@ IMAGES = {MOVE: (MOVE, "img"), COPY: (COPY, "img"), EC: (META, "ecimg")}
 
 @pytest.fixture(scope="module")
 def switches() -> Iterator[Switches]:
-    signal.signal(signal.SIGTERM, _sigterm)
-    path = Path(tempfile.mkdtemp(prefix="sla-switch-"))
-    stopped = False
-
-    def stop() -> None:
-        nonlocal stopped
-        if not stopped:
-            stopped = True
-            if (path / "pids").exists():
-                Cluster(path).down()
-            shutil.rmtree(path, ignore_errors=True)
-    atexit.register(stop)
-    try:
-        conf = path.with_suffix(".conf")
-        conf.write_text(TRIMMED_LOGS)
-        try:
-            cluster = Cluster.up(path, objectstore="bluestore", extra_conf=conf)
-        finally:
-            conf.unlink()
+    with own_cluster("sla-switch-", TRIMMED_LOGS, objectstore="bluestore") as cluster:
         cluster.enable_sla()
         cluster.ceph("sla", "rules", "apply", timeout=300)
         for name, value in [("interval_secs", 1), ("min_dwell_secs", DWELL), ("min_gain", 0),
@@ -148,9 +127,7 @@ def switches() -> Iterator[Switches]:
             subprocess.run(fio(cluster, meta, image, "--name=fill", "--rw=write", "--bs=1M"),
                            check=True, capture_output=True, timeout=600)
         cluster.wait_clean(300)
-        yield Switches(cluster, path, ids)
-    finally:
-        stop()
+        yield Switches(cluster, cluster.path, ids)
 
 
 def status_pools(cluster: Cluster) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
