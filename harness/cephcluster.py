@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from harness import ceph_commands
+from harness import ceph_commands, settle
 
 ROOT = Path(__file__).resolve().parents[1]
 MINICLUSTER = ROOT / "deploy" / "minicluster.sh"
@@ -152,23 +152,25 @@ class Cluster:
         return self.json("osd", "pool", "get", pool, "crush_rule")["crush_rule"]
 
     def wait_settled(self, timeout: float = 300) -> None:
-        """Every PG active+clean by its own stats reported at or after the map
-        of now: `pg stat` alone can count a change the PGs have not yet
-        reported (their stats come every few seconds), and pass before it
-        moved anything."""
-        epoch = int(self.json("osd", "dump")["epoch"])
+        """Every PG active+clean on the mon's map of now (harness.settle says
+        why a PG's own stats are not enough, nor its reported epoch)."""
+        mapfile = self.path / "settle.osdmap"
 
         def settled() -> bool:
+            self.ceph("osd", "getmap", "-o", str(mapfile))
+            dump = subprocess.run(self.tool("osdmaptool", str(mapfile),
+                                            "--test-map-pgs-dump-all"),
+                                  capture_output=True, text=True, check=True, timeout=60).stdout
+            osds = self.json("osd", "dump")["osds"]
             listed = self.json("pg", "ls")
             pgs = listed.get("pg_stats", []) if isinstance(listed, dict) else listed
-            behind = [pg["pgid"] for pg in pgs
-                      if int(str(pg["reported_epoch"]).split("'")[0]) < epoch]
-            busy = {pg["pgid"]: pg["state"] for pg in pgs if pg["state"] != "active+clean"}
-            if behind or busy:
-                raise AssertionError(f"at e{epoch}: reported before it {behind[:8]}, "
-                                     f"not clean {dict(list(busy.items())[:8])}")
+            why = settle.unsettled(pgs, settle.parse_mapping(dump),
+                                   {int(o["osd"]): int(o["up_from"]) for o in osds})
+            if why:
+                raise AssertionError(f"{len(why)} PGs not settled: "
+                                     f"{dict(sorted(why.items())[:8])}")
             return True
-        wait_for(f"every PG active+clean, reported at e{epoch} or later", settled, timeout)
+        wait_for("every PG active+clean on the map of now", settled, timeout)
 
     def wait_clean(self, timeout: float = 180) -> None:
         def clean() -> bool | str:
