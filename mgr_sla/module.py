@@ -79,7 +79,7 @@ class Module(MgrModule):
         self._balancer = BalancerGuard(mgr, self._health)
         self._pools = PoolCommands(mgr, self._store, self._maps, self._placer, self._rules,
                                    lambda: self._settings, self._balancer.release,
-                                   self._first_strategy)
+                                   self._first_strategy, lambda: self._admission.isolation.load)
         self._advisor = Advisor(mgr, self._store, lambda: self._settings)
         self._ticker = TickRunner(
             mgr, Collaborators(self._store, self._maps, self._activity, self._tracker,

@@ -145,12 +145,13 @@ def isolation_load(counts: Mapping[int, int], pairs: Mapping[int, PoolPairs],
                    limits, names, arriving)
 
 
-def hold(load: IsolationLoad, isolating: Iterable[int], committed: Iterable[int] = ()
-         ) -> dict[int, str]:
-    """Pool -> why its isolation is held: of `isolating` (pools whose change to
-    their isolated placement would go now), each taken on top of `committed`
-    (pools whose pairs go anyway) and of those taken before it, the fewest PGs
-    back first; one that would take a normal OSD past its hard limit is held."""
+def past_limits(load: IsolationLoad, pools: Iterable[int], committed: Iterable[int] = ()
+                ) -> dict[int, tuple[NormalOsdAfter, int]]:
+    """Pool -> (the normal OSD it would take furthest past its hard limit, how
+    many it would take past theirs), for each of `pools` whose pairs would
+    go, taken on top of `committed` (pools whose pairs go anyway) and of those
+    taken before it, the fewest PGs back first; a pool that would pass a
+    limit is not taken."""
     added: dict[int, int] = {}  # normal OSD -> PGs the pools taken bring back
     by: dict[int, list[str]] = {}  # normal OSD -> those pools
 
@@ -160,9 +161,8 @@ def hold(load: IsolationLoad, isolating: Iterable[int], committed: Iterable[int]
             by.setdefault(osd, []).append(load.name(pool))
     for pool in committed:
         take(pool)
-    held: dict[int, str] = {}
-    for pool in sorted(set(isolating), key=lambda p: (sum(load.returning.get(p, {}).values()),
-                                                      p)):
+    past_by: dict[int, tuple[NormalOsdAfter, int]] = {}
+    for pool in sorted(set(pools), key=lambda p: (sum(load.returning.get(p, {}).values()), p)):
         past = []
         for osd, n in load.returning.get(pool, {}).items():
             now, limit = load.counts.get(osd, 0), load.limits.get(osd)
@@ -173,9 +173,31 @@ def hold(load: IsolationLoad, isolating: Iterable[int], committed: Iterable[int]
         if not past:
             take(pool)
             continue
-        worst = max(past, key=lambda a: (_fullness(a.pgs, a.limit), a.pgs, -a.osd))
-        more = f" ({len(past)} normal OSDs would pass theirs)" if len(past) > 1 else ""
-        held[pool] = (f"{worst.reason('isolating it')}. Held on its shared placement{more}: "
-                      "a PG withheld is I/O that hangs, the urgent clients' latency the "
-                      "lesser harm")
-    return held
+        past_by[pool] = (max(past, key=lambda a: (_fullness(a.pgs, a.limit), a.pgs, -a.osd)),
+                         len(past))
+    return past_by
+
+
+def _more(count: int) -> str:
+    return f" ({count} normal OSDs would pass theirs)" if count > 1 else ""
+
+
+def hold(load: IsolationLoad, isolating: Iterable[int], committed: Iterable[int] = ()
+         ) -> dict[int, str]:
+    """Pool -> why its isolation is held: of `isolating` (pools whose change to
+    their isolated placement would go now), those `past_limits` names."""
+    return {pool: (f"{worst.reason('isolating it')}. Held on its shared placement"
+                   f"{_more(count)}: a PG withheld is I/O that hangs, the urgent clients' "
+                   "latency the lesser harm")
+            for pool, (worst, count) in past_limits(load, isolating, committed).items()}
+
+
+def release_refusals(load: IsolationLoad | None, releasing: Iterable[int]) -> dict[int, str]:
+    """Pool -> why `ceph sla pool rm` / `release` leaves it managed: its
+    pairs to urgent OSDs would go with it and take a normal OSD past its hard
+    limit (by the load of the last refresh; None: not worked out yet, nothing
+    refused). Each is taken on top of the others released with it."""
+    if load is None:
+        return {}
+    return {pool: f"{worst.reason('releasing it')}{_more(count)}"
+            for pool, (worst, count) in past_limits(load, releasing).items()}

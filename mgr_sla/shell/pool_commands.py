@@ -17,6 +17,7 @@ from ..core.by_hand import PoolSizes, accepted, judge, release_role
 from ..core.cluster import ClusterView, PoolInfo, ec_profile, pg_bytes_by_seed, pool_refusal
 from ..core.decision import Mode
 from ..core.ec_profile import EcScope, ec_misfit, ec_rule_misfit
+from ..core.isolation_load import IsolationLoad, release_refusals
 from ..core.models.registry import MODELS, auto_role, model_of, role_needs, target
 from ..core.settings import Settings
 from ..core.state import (
@@ -44,8 +45,11 @@ class PoolCommands:
     def __init__(self, mgr: MgrPort, store: StateStore, maps: MapReader, placer: Placer,
                  rules: RulesVerifier, settings: Callable[[], Settings],
                  release_balancer: Callable[[], str | None],
-                 first_strategy: Callable[[PoolInfo, str | None], StrategyChoice]) -> None:
+                 first_strategy: Callable[[PoolInfo, str | None], StrategyChoice],
+                 isolation: Callable[[], IsolationLoad | None] = lambda: None) -> None:
         self._mon = mgr.mon
+        # what isolating the pools does to the normal OSDs, as the last refresh saw it
+        self._isolation = isolation
         self._release_balancer = release_balancer
         self._store = store
         self._maps = maps
@@ -217,6 +221,9 @@ class PoolCommands:
             info = view.pool_by_name(pool)
             if info is None:
                 return refuse(errno.ENOENT, f"pool '{pool}' does not exist")
+            over = release_refusals(self._isolation(), [info.pool_id])
+            if over:
+                return refuse(errno.EBUSY, f"pool '{pool}' is still managed: {over[info.pool_id]}")
             with self._store.lock:
                 # unmanaged first: the next tick must not move the pool back
                 # onto an sla rule, even if this command fails half way
@@ -238,6 +245,13 @@ class PoolCommands:
             view = self._view_now("nothing released")
             if not isinstance(view, ClusterView):
                 return view
+            with self._store.lock:
+                managed = list(self._store.state().roles)
+            over = release_refusals(self._isolation(), managed)
+            if over:
+                return refuse(errno.EBUSY, "nothing released: " + "; ".join(
+                    f"pool {view.pools[p].name if p in view.pools else p}: {why}"
+                    for p, why in sorted(over.items())))
             with self._store.lock:  # unmanaged first, as in `pool rm`
                 state = self._store.state()
                 roles, records = dict(state.roles), dict(state.sizes)

@@ -103,6 +103,33 @@ def test_isolation_past_an_hdds_own_limit_is_warned_while_shared_then_held(
     assert "SLA_ISOLATION_PG_LIMIT" not in m.health and status(m)["isolation"] is None
 
 
+def test_pool_rm_and_release_refuse_what_would_pass_an_hdds_own_limit(
+        cluster: FakeCluster) -> None:
+    """Releasing a shared pool removes its pairs to the SSDs as isolating does:
+    past an HDD's own limit, `pool rm` and `release` refuse, naming the OSD and
+    the fix, and change nothing; with the limit raised, both go."""
+    cluster.osd_config = {o: {"mon_max_pg_per_osd": 14, "osd_max_pg_per_osd_hard_ratio": 1}
+                          for o in HDD}
+    cluster.osd_pgs = dict.fromkeys(HDD, 12)
+    m = managed(cluster)
+    ticks(m, 5)
+    assert cluster.rule_of(2) == "sla_shared" and cluster.upmaps
+    entries, sent = dict(cluster.upmaps), len(cluster.commands)
+    rm = m.cmd_pool_rm("bulk")
+    assert rm.retval != 0 and "pool 'bulk' is still managed: releasing it would put" in rm.stderr
+    assert "past the 14 PGs it holds at most" in rm.stderr and "mon_max_pg_per_osd" in rm.stderr
+    released = m.cmd_release()
+    assert released.retval != 0 and released.stderr.startswith("nothing released: pool bulk:")
+    assert [c for c in cluster.commands[sent:] if c["prefix"] != "osd stat"] == []
+    assert cluster.upmaps == entries
+    assert {p["name"] for p in status(m)["pools"]} == {"fast", "bulk"}
+    cluster.osd_config = {}
+    m._admission.isolation.limits.forget()
+    ticks(m, 1)
+    assert m.cmd_pool_rm("bulk").retval == 0
+    assert cluster.rule_of(2) != "sla_shared" and not cluster.upmaps
+
+
 def test_within_the_limits_nothing_is_raised_or_held(cluster: FakeCluster) -> None:
     cluster.osd_pgs = dict.fromkeys(HDD, 12)
     m = managed(cluster)
