@@ -38,6 +38,19 @@ def ticks(m: Any, n: int) -> None:
         m._placer.move.sender.wait(5)  # the upmap batch goes out on its own thread
 
 
+def shared_near_the_hdds_limit(cluster: FakeCluster) -> Any:
+    """bulk shared by the module, its HDDs running with a limit of 14 PGs
+    (their own `config get`; the mgr's value is not readable here) and
+    holding 12: isolating bulk would bring some of its PGs back to each, past 14."""
+    cluster.osd_config = {o: {"mon_max_pg_per_osd": 14, "osd_max_pg_per_osd_hard_ratio": 1}
+                          for o in HDD}
+    cluster.osd_pgs = dict.fromkeys(HDD, 12)
+    m = managed(cluster)
+    ticks(m, 5)
+    assert cluster.rule_of(2) == "sla_shared" and cluster.upmaps
+    return m
+
+
 def status(m: Any) -> dict[str, Any]:
     from mgr_sla.shell.commands_io import OutputFormat
     return json.loads(m.cmd_status(format=OutputFormat("json")).stdout)
@@ -53,15 +66,9 @@ def cluster() -> FakeCluster:
 
 def test_isolation_past_an_hdds_own_limit_is_warned_while_shared_then_held(
         cluster: FakeCluster) -> None:
-    """The HDDs run with a limit of 14 PGs (their own `config get`; the mgr's
-    value is not readable here) and hold 12: isolating bulk brings some of
-    its PGs back to each, past 14."""
-    cluster.osd_config = {o: {"mon_max_pg_per_osd": 14, "osd_max_pg_per_osd_hard_ratio": 1}
-                          for o in HDD}
-    cluster.osd_pgs = dict.fromkeys(HDD, 12)
-    m = managed(cluster)
-    ticks(m, 5)
-    assert cluster.rule_of(2) == "sla_shared" and cluster.upmaps
+    """Isolating bulk would take its HDDs past their own limit: warned while
+    shared, then held when the module isolates."""
+    m = shared_near_the_hdds_limit(cluster)
     check = m.health["SLA_ISOLATION_PG_LIMIT"]  # raised while shared: time to act
     assert "would put" in check["detail"][0] and "past the 14 PGs it holds at most" \
         in check["detail"][0] and "pools bulk" in check["detail"][0]
@@ -108,12 +115,7 @@ def test_pool_rm_and_release_refuse_what_would_pass_an_hdds_own_limit(
     """Releasing a shared pool removes its pairs to the SSDs as isolating does:
     past an HDD's own limit, `pool rm` and `release` refuse, naming the OSD and
     the fix, and change nothing; with the limit raised, both go."""
-    cluster.osd_config = {o: {"mon_max_pg_per_osd": 14, "osd_max_pg_per_osd_hard_ratio": 1}
-                          for o in HDD}
-    cluster.osd_pgs = dict.fromkeys(HDD, 12)
-    m = managed(cluster)
-    ticks(m, 5)
-    assert cluster.rule_of(2) == "sla_shared" and cluster.upmaps
+    m = shared_near_the_hdds_limit(cluster)
     entries, sent = dict(cluster.upmaps), len(cluster.commands)
     rm = m.cmd_pool_rm("bulk")
     assert rm.retval != 0 and "pool 'bulk' is still managed: releasing it would put" in rm.stderr
