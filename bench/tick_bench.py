@@ -87,7 +87,7 @@ def place(m: Any) -> tuple[float, list[dict[str, Any]]]:
         ms = timed(m.tick)
         m._rules.wait(10)
         m._admission.facts.limits.wait(10)
-        m._placer.move.sender.wait(60)  # the batch goes out on its own thread
+        m._placer.sender.wait(60)  # the batch goes out on its own thread
         first_tick = first_tick or ms
         status = m._status_snapshot()
         bulk = next(p for p in status["pools"] if p["pool_id"] == 1)

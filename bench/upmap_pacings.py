@@ -15,7 +15,7 @@ from bench.upmap_osdmap import POOL, RULE_ISOLATED, RULE_SHARED
 from bench.upmap_rig import CMD_TIMEOUT, MonRig, parallel
 
 TODAY_PARALLEL = 8  # mgr_sla/core/switch_cost.py UPMAP_PARALLEL
-TODAY_BATCH = 256  # mgr_sla/placement/move_strategy.py UPMAP_BATCH
+TODAY_BATCH = 256  # mgr_sla/placement/placer.py UPMAP_BATCH
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ from .gain import (
     quiet_periods,
     usual_quiet_secs,
 )
-from .models.registry import AUTO_ORDER, MODELS, strategies_for, target, with_strategy
+from .models.registry import MODELS, choices, strategies_for, target, with_strategy
 from .pg_slots import SlotCheck
 from .state import PoolRole, PoolTarget, Strategy, SwitchRecord
 from .strategy_choice import StrategyChoice, choose_strategy
@@ -232,7 +232,7 @@ def _verdicts(pool: NormalPool, costs: Mapping[str, SwitchCost],
     """Each strategy the pool may use judged on the load so far; a pinned
     pool's other strategies with their figures only."""
     verdicts = [verdict(pool, kind, costs[kind.value], gains[kind.value], facts, load, sharing)
-                for kind in (AUTO_ORDER if pool.role.auto else (pool.role.strategy,))]
+                for kind in choices(pool.role)]
     verdicts += [StrategyVerdict(kind.value, costs[kind.value], gains[kind.value],
                                  "not this pool's strategy (--strategy)")
                  for kind in strategies_for(pool.isolated_info)
@@ -264,8 +264,8 @@ def _gains(pool: NormalPool, costs: Mapping[str, SwitchCost], facts: AdmissionFa
     return {kind: expected_gain(
         cost.expected_gain, kind, pool.read_fraction, pool.measured.get(kind), facts.now,
         s.gain_retry_secs, s.min_gain,
-        device_gain(kind, r, size, pool.urgent_share, cost.expected_gain, devices, ratio,
-                    calibration))
+        device_gain(MODELS[Strategy(kind)], r, size, pool.urgent_share, cost.expected_gain,
+                    devices, ratio, calibration))
         for kind, cost in costs.items()}
 
 

@@ -50,11 +50,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .gain_stats import KINDS, kind_shares, needed_kinds
-from .state import Strategy
-from .switch_cost import MAX_GAIN, WRITE_COST, isolated_hdd_work
+from .switch_cost import MAX_GAIN
 
 MIN_DEVICE_OPS = 100  # a region's kind counts from this many ops in the window
 # two regions' ops compare when their mean sizes are within this factor
@@ -113,6 +112,26 @@ class Calibration:
     normal_iops: float
     urgent_iops: float
     at: float
+
+
+@dataclass(frozen=True)
+class UrgentPart:
+    """How a strategy's shared pool meets the urgent region, as the prior
+    weighs it (each strategy's model says, `urgent_part`)."""
+
+    moved: float  # the share of the pool's normal-region work the urgent region takes
+    reads: float  # the share of reads with a member on the urgent region
+    writes: float  # the share of writes (PGs) with a member on the urgent region
+    # a read waits for every member it touches (whole stripes), on both regions
+    reads_wait_for_all: bool = False
+
+
+class UrgentShape(Protocol):
+    """What the prior asks of a strategy (its model)."""
+
+    def urgent_part(self, read_fraction: float, size: int, urgent_share: float
+                    ) -> UrgentPart:
+        """The pool's part on the urgent region once shared, at its mix."""
 
 
 def region_latency(counters: Mapping[int, OsdCounters], osds: Iterable[int], now: float,
@@ -217,10 +236,10 @@ def utilization(kinds: Mapping[str, KindLatency]) -> float:
     return min(MAX_UTILIZATION, max(0.0, 1.0 - service / secs)) if secs > 0 else 0.0
 
 
-def device_gain(strategy: str, read_fraction: float, size: int, urgent_share: float,
+def device_gain(strategy: UrgentShape, read_fraction: float, size: int, urgent_share: float,
                 relief: float, devices: DeviceLatency, osd_ratio: float = 1.0,
                 calibration: Calibration | None = None) -> DeviceGain | None:
-    """The gain sharing the pool by `strategy` brings its clients at
+    """The gain sharing the pool by `strategy` (its model) brings its clients at
     `read_fraction`, by the regions' service times on ops alike and the
     normal region's load, with the work model's `relief` of it (`osd_ratio`:
     normal over urgent OSDs); None while a kind the mix needs is not known in
@@ -236,24 +255,20 @@ def device_gain(strategy: str, read_fraction: float, size: int, urgent_share: fl
     kinds = list(got)
     normal = {k: c.normal for k, c in got.items()}
     urgent_service = {k: c.urgent_service_secs for k, c in got.items()}
-    copy, ec = strategy == Strategy.COPY.value, strategy == Strategy.EC.value
+    on_urgent = strategy.urgent_part(read_fraction, size, urgent_share)
     g = max(relief, 1.0)
     busy = utilization(normal)
     rho = sum(share[k] * urgent_service[k] for k in kinds) / max(
         sum(share[k] * normal[k].service_secs for k in kinds), 1e-12)
-    moved = (read_fraction + (1 - read_fraction) * WRITE_COST) / isolated_hdd_work(
-        read_fraction, size) if copy else urgent_share
     normal_after = busy / g
-    urgent_after = min(MAX_UTILIZATION, rho * moved * busy * osd_ratio)
-    # the part of each kind's ops (reads) or PGs (writes) with a replica on the urgent
-    # region; an EC op waits for every shard it touches (whole stripes), on both
-    part = {"read": 1.0 if copy else min(1.0, urgent_share * size) if ec else urgent_share,
-            "write": 1.0 if copy else min(1.0, urgent_share * size)}
+    urgent_after = min(MAX_UTILIZATION, rho * on_urgent.moved * busy * osd_ratio)
+    # the part of each kind's ops (reads) or PGs (writes) with a member on the urgent region
+    part = {"read": on_urgent.reads, "write": on_urgent.writes}
     isolated = shared = 0.0
     for k in kinds:
         here = normal[k].service_secs / (1 - normal_after)
         there = urgent_service[k] / (1 - urgent_after)
-        if k == "write" or ec:
+        if k == "write" or on_urgent.reads_wait_for_all:
             there = max(here, there)
         isolated += share[k] * normal[k].secs
         shared += share[k] * ((1 - part[k]) * here + part[k] * there)

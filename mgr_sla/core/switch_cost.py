@@ -133,6 +133,7 @@ class CostModel(Protocol):
     """A strategy's cost formulas (each strategy has its own, in placement/)."""
 
     kind: Strategy
+    erasure: bool  # it shares erasure-coded pools (and only those); else replicated ones
 
     def cost(self, pool: PoolCostInputs, cap: Capacity, read_fraction: float) -> SwitchCost:
         """What a switch of the pool costs with this strategy."""
@@ -169,9 +170,8 @@ def pool_cost(pool: PoolCostInputs, cap: Capacity, max_isolation_secs: float,
         r, basis = DEFAULT_READ_FRACTION, "no client ops measured yet: assumed 50% reads"
     else:
         r, basis = pool.read_fraction, "measured by the module's perf query"
-    # an erasure-coded pool has the ec strategy only, a replicated one all others
-    costs = tuple(m.cost(pool, cap, r) for m in models
-                  if (m.kind is Strategy.EC) == (pool.data_shards > 0))
+    # a pool has the strategies of its kind only (erasure-coded or replicated)
+    costs = tuple(m.cost(pool, cap, r) for m in models if m.erasure == (pool.data_shards > 0))
     fit = [c for c in costs if c.time_to_isolation_secs <= max_isolation_secs
            and c.fits_urgent and c.expected_gain >= min_gain]
     if fit:

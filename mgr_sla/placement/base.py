@@ -2,11 +2,12 @@
 what its model (core/models/) wants, checks it, and lets it go out of sla's
 hands (`PlacementStrategy`: mon commands).
 
-Two implementations: move_strategy.py (rule swap plus the module's
-pg_upmap_items; also hybrid urgent pools) and copy_strategy.py (a size toggle
-on the sla_copy_N rule), listed in registry.py. `Placer` (placer.py) asks
-each pool's strategy; nothing outside this package knows how a strategy does
-its work.
+Three implementations: move_strategy.py (rule swap plus the module's
+pg_upmap_items; also hybrid urgent pools), copy_strategy.py (a size toggle
+on the sla_copy_N rule) and ec_strategy.py (an erasure-coded pool's rule swap
+plus the module's shard entries), listed in registry.py. `Placer` (placer.py)
+asks each pool's strategy and sends every pool's entries; nothing outside this
+package knows how a strategy does its work.
 """
 from __future__ import annotations
 
@@ -98,3 +99,13 @@ def restore_rule(mon: MonCall, name: str, role: PoolRole, view: ClusterView, rul
         return Released([], gate.detail)
     return Released([f"crush_rule {rule_now} -> {role.original_rule}"])
 
+
+def remove_weight_set(mon: MonCall, pool_id: int, view: ClusterView) -> Released:
+    """The pool's own weight set (sla_shared's, sla_ec_<own rule>'s), if it has one."""
+    if pool_id not in view.choose_args_pools:
+        return Released([])
+    name = view.pools[pool_id].name
+    rc, _, err = mon({"prefix": "osd crush weight-set rm", "pool": name})
+    if rc != 0:
+        return Released([], f"osd crush weight-set rm {name}: {err.strip()}")
+    return Released(["weight set removed"])

@@ -1,7 +1,7 @@
 """The EC strategy at work (its model: core/models/ec.py): the rule swap
 between the pool's own erasure rule and sla_ec_<own rule>, the module's
-shard entries planned on every epoch (core/upmap/ec_plan.py) and sent with
-the move strategy's batches, the shard checks, and `release`.
+shard entries planned on every epoch (core/upmap/ec_plan.py; the Placer's
+sender sends them with every other pool's), the shard checks, and `release`.
 """
 from __future__ import annotations
 

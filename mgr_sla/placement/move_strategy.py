@@ -1,12 +1,12 @@
 """The move strategy at work (its model: core/models/move.py): the rule
-swap, the module's pg_upmap_items planned on every epoch (core/upmap/planner.py)
-and sent on a thread of their own, and `release`. Hybrid urgent pools use the
+swap, the module's pg_upmap_items planned on every epoch (core/upmap/planner.py;
+the Placer's sender sends them), and `release`. Hybrid urgent pools use the
 same entries to put their primary on the urgent class.
 """
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any
 
 from ..core.cluster import ClusterView
 from ..core.gates import Gate
@@ -14,7 +14,6 @@ from ..core.maps import MapSnapshot
 from ..core.models.base import PoolUp
 from ..core.models.move import MoveModel
 from ..core.state import RULE_HYBRID, RULE_ISOLATED_NORMAL, RULE_SHARED, PoolRole, Role
-from ..core.switch_cost import UPMAP_PARALLEL
 from ..core.tick import PoolChange
 from ..core.upmap.planner import commands, plan_pool
 from ..core.upmap.regions import (
@@ -23,25 +22,18 @@ from ..core.upmap.regions import (
     mapping_faults,
     pgs_stopping_without,
 )
-from ..worker import BatchSender
-from .base import EntryPlan, MonCall, Released, restore_rule, set_pool
+from .base import EntryPlan, MonCall, Released, remove_weight_set, restore_rule, set_pool
 
-# pg_upmap_items commands planned per epoch, all sent at once (UPMAP_PARALLEL):
-# the mon folds concurrent commands into one proposal.
-UPMAP_BATCH = 256
 RELEASE_PARALLEL = 32  # `pool rm` / `release`: the operator waits for these
 PLAN_CACHE_MAX = 1 << 20
 
 
 class MoveStrategy(MoveModel):
-    def __init__(self, mon: MonCall, log: Any, outages: Callable[[], int] | None = None
-                 ) -> None:
+    def __init__(self, mon: MonCall, log: Any) -> None:
         self._mon = mon
         self._log = log
         self._cache: dict[Any, Any] = {}  # per-PG plans, while the regions stay
         self._cache_for: int | None = None
-        # `outages`: the monitors' silences so far; a batch stops at the next
-        self.sender = BatchSender(mon, UPMAP_PARALLEL, "sla-upmaps", outages)
 
     def apply(self, change: PoolChange) -> Gate | None:
         if not change.rule_changes:
@@ -82,16 +74,6 @@ class MoveStrategy(MoveModel):
     def faults(self, pool: PoolUp, maps: MapSnapshot) -> MappingFaults:
         return mapping_faults(pool.up, maps.regions, need_normal=pool.role.role is Role.NORMAL)
 
-    def cancel_sends(self) -> None:
-        """What is left of a batch goes unsent (a switch: it placed the other mode)."""
-        self.sender.cancel()
-
-    def send(self, batch: list[dict[str, Any]],
-             done: Callable[[list[Any], list[Any]], None]) -> None:
-        """Hand a batch to the sender's thread (none while one is in flight:
-        the next epoch replans from what the mon has then)."""
-        self.sender.start(batch[:UPMAP_BATCH], done)
-
     def release(self, pool_id: int, role: PoolRole, view: ClusterView,
                 osd_map: dict[str, Any], urgent_osds: frozenset[int]) -> Released:
         return release_pool(self._mon, pool_id, role, view, osd_map, urgent_osds)
@@ -124,13 +106,3 @@ def release_pool(mon: MonCall, pool_id: int, role: PoolRole, view: ClusterView,
     weight_set = remove_weight_set(mon, pool_id, view)
     return Released(done + weight_set.done, weight_set.failed)
 
-
-def remove_weight_set(mon: MonCall, pool_id: int, view: ClusterView) -> Released:
-    """The pool's own weight set (sla_shared's), if it has one."""
-    if pool_id not in view.choose_args_pools:
-        return Released([])
-    name = view.pools[pool_id].name
-    rc, _, err = mon({"prefix": "osd crush weight-set rm", "pool": name})
-    if rc != 0:
-        return Released([], f"osd crush weight-set rm {name}: {err.strip()}")
-    return Released(["weight set removed"])

@@ -17,14 +17,19 @@ from ..core.gates import Gate
 from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
 from ..core.models.base import PoolUp
+from ..core.models.registry import others_weight_set
 from ..core.state import PoolRole, Strategy
+from ..core.switch_cost import UPMAP_PARALLEL
 from ..core.tick import PoolChange
 from ..core.upmap.regions import MappingFaults
-from .base import EntryPlan, MonCall, PlacementStrategy, Released, merge_failed
-from .move_strategy import MoveStrategy, remove_weight_set
+from ..worker import BatchSender
+from .base import EntryPlan, MonCall, PlacementStrategy, Released, merge_failed, remove_weight_set
 from .registry import STRATEGIES, kind_of
 
 APPLY_PARALLEL = 16  # pools changed at once in one tick
+# pg_upmap_items commands planned per epoch, all sent at once (UPMAP_PARALLEL):
+# the mon folds concurrent commands into one proposal.
+UPMAP_BATCH = 256
 # how long a change that isolates waits for an upmap batch already with the
 # mon (a commit or two) before it goes anyway
 SENDS_WAIT_SECS = 10.0
@@ -40,12 +45,12 @@ class Placer:
         self._log = log
         self._health = health
         self._failure_domain = failure_domain
-        # the move strategy's sender carries every pg_upmap_items batch; it
-        # stops one planned before the monitors went silent (`outages`)
-        self.move = MoveStrategy(mon, log, outages)
+        # one sender carries every pool's pg_upmap_items, whatever its
+        # strategy; it stops a batch planned before the monitors went silent
+        # (`outages`)
+        self.sender = BatchSender(mon, UPMAP_PARALLEL, "sla-upmaps", outages)
         self._strategies: dict[Strategy, PlacementStrategy] = {
-            kind: self.move if kind is Strategy.MOVE else make(mon, log)
-            for kind, make in STRATEGIES.items()}
+            kind: make(mon, log) for kind, make in STRATEGIES.items()}
         self._key: tuple[int, int, str] | None = None
         # pool -> (what its judgement depends on, its up sets, its entries, faults, entries)
         self._judgements: dict[int, tuple[Any, ...]] = {}
@@ -188,11 +193,12 @@ class Placer:
                 return
             if epoch is not None:
                 placed_at(epoch)
-        self.move.send(batch, done)
+        # none while one is in flight: the next epoch replans from what the mon has then
+        self.sender.start(batch[:UPMAP_BATCH], done)
 
     def cancel_sends(self) -> None:
         """A switch cancels the rest of a batch that placed the other mode."""
-        self.move.cancel_sends()
+        self.sender.cancel()
 
     def finish_sends(self) -> None:
         """Before a change that isolates: wait (at most SENDS_WAIT_SECS) for a
@@ -200,16 +206,16 @@ class Placer:
         entries sent for shared: sent with them, the mon maps those entries
         onto the isolated pool for an epoch and cancels them in the next, and
         each of their PGs peers twice."""
-        self.move.sender.wait(SENDS_WAIT_SECS)
-        if self.move.sender.busy():
+        self.sender.wait(SENDS_WAIT_SECS)
+        if self.sender.busy():
             self._log.warning("sla: an upmap batch is still with the monitors after %.0f s; "
                               "isolating anyway", SENDS_WAIT_SECS)
 
     def release(self, pool_id: int, role: PoolRole, view: ClusterView,
                 osd_map: dict[str, Any], urgent_osds: frozenset[int]) -> Released:
         released = self.strategy(role).release(pool_id, role, view, osd_map, urgent_osds)
-        if released.failed or not role.auto or role.strategy is Strategy.MOVE:
+        if released.failed or not others_weight_set(role):
             return released
-        # an auto pool on copy: `pool set` gave it the move strategy's weight set too
+        # an auto pool: `pool set` gave it the weight set of another of its strategies too
         weight_set = remove_weight_set(self._mon, pool_id, view)
         return Released(released.done + weight_set.done, weight_set.failed)

@@ -27,7 +27,7 @@ from ..core.device_prior import devices_view
 from ..core.gain import ISOLATED, KEPT, MOVING, GainLedger, is_loss
 from ..core.health import HealthChecks
 from ..core.maps import MapSnapshot
-from ..core.models.registry import AUTO_ORDER, auto_role
+from ..core.models.registry import AUTO_ORDER, MODELS, auto_role
 from ..core.settings import Settings
 from ..core.sharing import placing_by_design, sharing_health
 from ..core.sharing_check import (
@@ -118,10 +118,11 @@ class AdmissionStep:
         self.copy_locked({}, None)
 
     def copy_locked(self, refused: Mapping[int, str], maps: MapSnapshot | None) -> None:
-        """SLA_COPY_SIZE_LOCKED: copy pools that cannot drop their urgent copy,
-        foreseen (the nosizechange flag) or met this tick (the mon refused the
-        size change: the flag, or its PG projection; the tick tries again every
-        tick while the pool is to drop it)."""
+        """SLA_COPY_SIZE_LOCKED: pools on a strategy that changes their size
+        (copy) that cannot drop their urgent copy, foreseen (the nosizechange
+        flag) or met this tick (the mon refused the size change: the flag, or
+        its PG projection; the tick tries again every tick while the pool is
+        to drop it)."""
         admission = self.admission
         pools = admission.pools if admission is not None else {}
         if maps is not None:  # the tick's own word (None: a refresh, which keeps it)
@@ -130,10 +131,11 @@ class AdmissionStep:
             self._size_locked = frozenset(
                 pid for pid, info in maps.view.pools.items() if "nosizechange" in info.flags)
         flagged = {pid for pid, p in pools.items()
-                   if p.strategy == Strategy.COPY.value and p.placement is not Placement.ISOLATED
+                   if MODELS[Strategy(p.strategy)].changes_size
+                   and p.placement is not Placement.ISOLATED
                    and ("nosizechange" in p.isolated_info.flags if self._size_locked is None
                         else pid in self._size_locked)}
-        lines = [f"pool {pools[pid].name}: shared by copy (size "
+        lines = [f"pool {pools[pid].name}: shared by {pools[pid].strategy} (size "
                  f"{pools[pid].isolated_info.size + 1}) with the nosizechange flag: the mon "
                  "refuses the size change that takes its copy off the urgent OSDs; 'ceph osd "
                  f"pool set {pools[pid].name} nosizechange false'" for pid in sorted(flagged)]

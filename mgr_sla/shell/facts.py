@@ -5,10 +5,11 @@ new PG limit on an OSD, new PGs withheld, a mapping worked out, the managed
 pools changed, or every SLOW_READ_SECS): the pools' bytes (`df`), each
 urgent OSD's PGs, bytes and PG limit (`osd_stats`, osd_limits.py), the up
 sets of the pools off their isolated placement, where sharing would put the
-others' PGs (CRUSH's mapping for a copy pool, from shared_mapping.py's
-worker; the upmap planner's entries for a move pool, planned here on its up
-sets), Ceph's health, the measured gains; and hands them to the pure
-admission (core/admission.py) as plain data.
+others' PGs (CRUSH's mapping where a strategy's rule alone places them, from
+shared_mapping.py's worker, as for copy; the module's own entries where they
+place them, as for move and ec, planned on the pool's up sets by the
+strategy's model), Ceph's health, the measured gains; and hands them to the
+pure admission (core/admission.py) as plain data.
 
 `FactReader.sharing_now` reads, every tick and cheaply, what the check after
 the fact looks at (core/sharing_check.py): Ceph's health, the PGs of managed
@@ -40,7 +41,8 @@ from ..core.cluster import PoolInfo, pool_pg_stats
 from ..core.decision import Mode
 from ..core.gain import GainLedger
 from ..core.maps import MapSnapshot
-from ..core.models.registry import MODELS, isolated_size
+from ..core.models.base import PoolUp
+from ..core.models.registry import MODELS, choices, isolated_size
 from ..core.mon_projection import PoolPgs
 from ..core.pg_slots import UrgentOsd, withheld, withholding_osds
 from ..core.settings import Settings
@@ -48,9 +50,8 @@ from ..core.sharing import SharingProgress, sharing_progress
 from ..core.sharing_check import SharingNow, StuckPg, UrgentOsdNow, not_active_pools, toofull_pools
 from ..core.state import ModuleState, PoolRole, Role, StepRecord, Strategy
 from ..core.switch_cost import Capacity, drain_rate
-from ..core.upmap.ec_plan import ec_target_share, ec_urgent_pgs
+from ..core.upmap.ec_plan import ec_target_share
 from ..core.upmap.pg_plan import target_urgent_share, urgent_member_cap
-from ..core.upmap.planner import plan_pool
 from ..core.wear import counted_this_period, current_period
 from .device_latency import DeviceReader
 from .mgr_port import MgrPort
@@ -235,47 +236,48 @@ class FactReader:
             live = per_osd(self._up_sets(pid).values(), urgent)
         if placement is Placement.SHARED:
             projections[role.strategy.value] = Projection(live, "placed")
-        elif role.strategy is Strategy.EC:
-            projections[Strategy.EC.value] = Projection(ec_urgent_pgs(
-                self._up_sets(pid), maps.upmap_items.get(pid, {}), regions, info), "planned")
-        elif role.auto or role.strategy is Strategy.MOVE:
-            projections[Strategy.MOVE.value] = self._planned(pid, info, base, maps)
+        else:
+            projections.update(self._planned(role, info, base, maps))
         share = ec_target_share(regions, info.ec_k, info.ec_m, info.min_size) \
             if info.erasure else target_urgent_share(
                 regions, base, urgent_member_cap(regions, base, info.min_size))
         return NormalPool(pid, info.name, role, info, placement, stored, mix, projections,
                           live, measured, pid in view.choose_args_pools, share)
 
-    def _planned(self, pid: int, info: PoolInfo, size: int, maps: MapSnapshot) -> Projection:
-        """The move strategy's entries for the pool, planned on its up sets as
-        they are (an isolated pool maps like its shared rule: the entries are
-        what sharing would add)."""
-        regions = maps.regions
+    def _planned(self, role: PoolRole, info: PoolInfo, size: int, maps: MapSnapshot
+                 ) -> dict[str, Projection]:
+        """The module's own entries for the pool, by each strategy its next
+        switch may use that places by them, planned on its up sets as they are
+        (an isolated pool maps like its shared rule: the entries are what
+        sharing would add)."""
+        kinds = [kind for kind in choices(role) if MODELS[kind].places_by_entries]
+        if not kinds:
+            return {}
+        regions, pid = maps.regions, info.pool_id
         if self._plans_for != regions.fingerprint or len(self._plans) > PLAN_CACHE_MAX:
             self._plans, self._plans_for = {}, regions.fingerprint
-        up = self._up_sets(pid)
-        plan = plan_pool(pid, up, maps.upmap_items.get(pid, {}), regions, size, "shared",
-                         self._plans, pool=info)
-        urgent = regions.members(regions.urgent_class)
-        counts: dict[int, int] = {}
-        for pairs in plan.wanted.values():
-            for to in {to for _, to in pairs if to in urgent}:
-                counts[to] = counts.get(to, 0) + 1
-        return Projection(counts, "planned")
+        pool = PoolUp(pid, role, info, maps.view.rule_name(info.rule_id), self._up_sets(pid),
+                      maps.upmap_items.get(pid, {}))
+        return {kind.value: Projection(MODELS[kind].planned_urgent_pgs(
+            pool, size, maps, self._plans), "planned") for kind in kinds}
 
     def _with_mappings(self, pools: list[NormalPool], maps: MapSnapshot, wait: bool = True
                        ) -> list[NormalPool]:
-        """Copy pools' shared placement as CRUSH maps it on their real PGs
-        (sla_copy_N at N+1), where the worker has mapped it for this crush
+        """The shared placement of the pools whose next switch may use a
+        strategy CRUSH alone places (copy: sla_copy_N at N+1), as CRUSH maps
+        it on their real PGs, where the worker has mapped it for this crush
         version, these pools and these OSD weights."""
         wanted = []
+        kinds: dict[int, Strategy] = {}  # the strategy each pool is mapped for
         for p in pools:
-            if p.placement is Placement.SHARED or not (
-                    p.role.auto or p.role.strategy is Strategy.COPY):
+            if p.placement is Placement.SHARED:
                 continue
-            rule = MODELS[Strategy.COPY].shared_rule(p.cost_inputs())
-            if rule is not None:
-                wanted.append((p.pool_id, rule[0], rule[1], p.info.pg_num, p.info.size))
+            for kind in choices(p.role):
+                rule = MODELS[kind].shared_rule(p.cost_inputs())
+                if rule is not None:
+                    wanted.append((p.pool_id, rule[0], rule[1], p.info.pg_num, p.info.size))
+                    kinds[p.pool_id] = kind
+                    break
         if not wanted or not wait:
             return pools
         weights = tuple(sorted((o, round(place.weight, 4))
@@ -285,9 +287,9 @@ class FactReader:
         urgent = maps.regions.members(maps.regions.urgent_class)
         out = []
         for p in pools:
-            per_osd = mapped.get(p.pool_id)
-            if per_osd is not None:
-                projections = {**p.projections, Strategy.COPY.value: Projection(
+            per_osd, mapped_for = mapped.get(p.pool_id), kinds.get(p.pool_id)
+            if per_osd is not None and mapped_for is not None:
+                projections = {**p.projections, mapped_for.value: Projection(
                     {o: n for o, n in per_osd.items() if o in urgent}, "crush")}
                 p = replace(p, projections=projections)
             out.append(p)

@@ -18,7 +18,14 @@ from ..core.cluster import ClusterView, PoolInfo, ec_profile, pg_bytes_by_seed, 
 from ..core.decision import Mode
 from ..core.ec_profile import EcScope, ec_misfit, ec_rule_misfit
 from ..core.isolation_load import IsolationLoad, release_refusals
-from ..core.models.registry import MODELS, auto_role, model_of, role_needs, target
+from ..core.models.registry import (
+    MODELS,
+    auto_role,
+    model_of,
+    role_needs,
+    strategies_for,
+    target,
+)
 from ..core.settings import Settings
 from ..core.state import (
     RULE_ISOLATED_NORMAL,
@@ -72,8 +79,9 @@ class PoolCommands:
         info = view.pool_by_name(pool)
         if info is None:
             return refuse(errno.ENOENT, f"pool '{pool}' does not exist ('ceph osd pool ls')")
-        if info.erasure and role is Role.NORMAL:  # its kind allows one strategy
-            strategy, auto = strategy or Strategy.EC, False
+        kinds = strategies_for(info)
+        if len(kinds) == 1 and role is Role.NORMAL:  # its kind allows one strategy
+            strategy, auto = strategy or kinds[0], False
         problem = self._set_refusal(info, role, placement, strategy)
         if problem:
             return refuse(errno.EINVAL, problem)

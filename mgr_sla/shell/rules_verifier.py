@@ -19,7 +19,6 @@ from ..core.state import (
     RULE_SHARED,
     ModuleState,
     Role,
-    Strategy,
 )
 from ..crush_rules import CrushError, GenerateOptions, InstallResult, Tools, install, verify_live
 from ..crush_rules.ec_generate import EcPool
@@ -43,9 +42,11 @@ def drifted(failures: Any) -> list[str]:
 def ec_pools(state: ModuleState, view: ClusterView, adding: tuple[int, ...] = ()
              ) -> tuple[EcPool, ...]:
     """The erasure-coded normal pools managed (and one `pool set` adds, on
-    its own rule now), each with its own rule and its shards per PG."""
+    its own rule now), each with its own rule and its shards per PG: those
+    whose strategy's rules are generated from their own rule."""
     own = {p: r.original_rule for p, r in state.roles.items()
-           if r.role is Role.NORMAL and r.strategy is Strategy.EC and r.original_rule}
+           if r.role is Role.NORMAL and registry.MODELS[r.strategy].rules_from_own_rule
+           and r.original_rule}
     for p in adding:
         if p in view.pools and view.pools[p].erasure:
             own.setdefault(p, view.rule_name(view.pools[p].rule_id))

@@ -105,7 +105,7 @@ def _ticks(m: Any, cluster: FakeCluster, n: int, reads: float, busy: bool = Fals
             m._ticker.run(m.clock)
         m._rules.wait(5)
         m._admission.facts.limits.wait(5)  # the OSDs answer on a thread of their own
-        m._placer.move.sender.wait(5)
+        m._placer.sender.wait(5)
 
 
 def _pool(m: Any, name: str) -> dict[str, Any]:

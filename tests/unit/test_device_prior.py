@@ -56,7 +56,7 @@ def model(strategy: Strategy, reads: float, share: float = 0.5) -> float:
 def gain(strategy: Strategy, reads: float, lat: Lat,
          share: float = 0.5, osd_ratio: float = 1.0, calibration: Calibration | None = None
          ) -> float:
-    got = device_gain(strategy.value, reads, 3, share, model(strategy, reads, share), lat,
+    got = device_gain(MODELS[strategy], reads, 3, share, model(strategy, reads, share), lat,
                       osd_ratio, calibration)
     assert got is not None
     return got.gain
@@ -106,16 +106,17 @@ def test_an_idle_normal_region_gains_nothing_and_few_ssds_saturate() -> None:
 
 def test_a_kind_the_mix_needs_unmeasured_leaves_the_work_model() -> None:
     half: Lat = {NORMAL: SLOW[NORMAL], URGENT: {"write": SLOW[URGENT]["write"]}}
-    assert device_gain("copy", 0.5, 3, 0.2, 1.1, half) is None  # no urgent reads
-    assert device_gain("copy", 0.0, 3, 0.2, 1.0, half) is not None  # writes only: measured
-    assert device_gain("copy", 0.5, 3, 0.2, 1.1, {}) is None
+    copy = MODELS[Strategy.COPY]
+    assert device_gain(copy, 0.5, 3, 0.2, 1.1, half) is None  # no urgent reads
+    assert device_gain(copy, 0.0, 3, 0.2, 1.0, half) is not None  # writes only: measured
+    assert device_gain(copy, 0.5, 3, 0.2, 1.1, {}) is None
 
 
 def test_the_urgent_clients_own_ops_speak_last_and_only_at_the_pools_size() -> None:
     # the urgent region measured on its own clients' 8 MiB ops: reads from its
     # cache (0.5 ms), writes slow (60 ms); a pool's ops are 16 KiB
     big = devices((8.0, 20.0), (0.5, 60.0), urgent_size=8 * 2.0**20, pool_ops=False)
-    assert device_gain("move", 0.5, 3, 0.5, 2.0, big) is None
+    assert device_gain(MODELS[Strategy.MOVE], 0.5, 3, 0.5, 2.0, big) is None
     slow = gain(Strategy.MOVE, 0.5, big, calibration=Calibration(150.0, 50.0, 0.0))
     fast = gain(Strategy.MOVE, 0.5, big, calibration=Calibration(150.0, 500.0, 0.0))
     assert slow == pytest.approx(gain(Strategy.MOVE, 0.5, devices((8.0, 20.0), (24.0, 60.0))))
@@ -177,7 +178,7 @@ def test_the_same_devices_under_other_loads_compare_alike() -> None:
     lat = mem((NORMAL, quiet, 0), (URGENT, busy, 1))
     assert lat[URGENT]["read"][0].secs / lat[NORMAL]["read"][0].secs > 3.5
     same = mem((NORMAL, quiet, 0), (URGENT, quiet, 0))
-    got, idle = (device_gain("move", 0.5, 3, 0.5, 2.0, d) for d in (lat, same))
+    got, idle = (device_gain(MODELS[Strategy.MOVE], 0.5, 3, 0.5, 2.0, d) for d in (lat, same))
     assert got is not None and idle is not None
     assert got.gain == pytest.approx(idle.gain, rel=0.01) and got.gain < 1.05  # a quiet region
 
@@ -228,7 +229,7 @@ def _shared_after_quiet(prior: str, ssd_op_bytes: float = KIB16,
             m._ticker.run(m.clock)
         m._rules.wait(5)
         m._admission.facts.limits.wait(5)
-        m._placer.move.sender.wait(5)
+        m._placer.sender.wait(5)
     from mgr_sla.shell.commands_io import OutputFormat
     status = json.loads(m.cmd_status(format=OutputFormat.JSON).stdout)
     assert status["mode"] == "shared", status
@@ -324,8 +325,8 @@ def test_rare_slow_writes_weigh_by_their_time_in_the_prior() -> None:
     they were left out and the pool's prior was its reads')."""
     lat = devices((6.0, 150.0), (6.0, 150.0))
     for strategy in (Strategy.COPY, Strategy.MOVE):
-        got = device_gain(strategy.value, 0.96, 3, 0.5, model(strategy, 0.96), lat)
+        got = device_gain(MODELS[strategy], 0.96, 3, 0.5, model(strategy, 0.96), lat)
         assert got is not None and "writes 150.0 ms urgent" in got.basis, got
-    copy = device_gain("copy", 0.96, 3, 0.5, model(Strategy.COPY, 0.96), lat)
-    copy_reads = device_gain("copy", 1.0, 3, 0.5, model(Strategy.COPY, 1.0), lat)
+    copy = device_gain(MODELS[Strategy.COPY], 0.96, 3, 0.5, model(Strategy.COPY, 0.96), lat)
+    copy_reads = device_gain(MODELS[Strategy.COPY], 1.0, 3, 0.5, model(Strategy.COPY, 1.0), lat)
     assert copy is not None and copy_reads is not None and copy.gain > copy_reads.gain + 0.2

@@ -35,7 +35,7 @@ def ticks(m: Any, n: int) -> None:
         m._rules.wait(5)
         m._admission.facts.limits.wait(5)  # the OSDs answer on threads of their own
         m._admission.isolation.limits.wait(5)
-        m._placer.move.sender.wait(5)  # the upmap batch goes out on its own thread
+        m._placer.sender.wait(5)  # the upmap batch goes out on its own thread
 
 
 def shared_near_the_hdds_limit(cluster: FakeCluster) -> Any:

@@ -51,7 +51,7 @@ def ticks(m: Any, n: int) -> None:
         m.tick()
         m._rules.wait(5)
         m._admission.facts.limits.wait(5)
-        m._placer.move.sender.wait(5)
+        m._placer.sender.wait(5)
 
 
 def by_hand(cluster: FakeCluster, var: str, value: int) -> None:

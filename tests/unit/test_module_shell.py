@@ -47,7 +47,7 @@ def ticks(m: Any, n: int) -> None:
         m.tick()
         m._rules.wait(5)
         m._admission.facts.limits.wait(5)  # the OSDs answer on a thread of their own
-        m._placer.move.sender.wait(5)  # the upmap batch goes out on its own thread
+        m._placer.sender.wait(5)  # the upmap batch goes out on its own thread
 
 
 def test_quiet_cluster_shares_with_upmaps_then_load_isolates(cluster: FakeCluster) -> None:
@@ -485,14 +485,14 @@ def test_urgent_load_isolates_while_the_upmap_batch_is_still_going_out(
             m.tick()
             m._rules.wait(5)
             m._admission.facts.limits.wait(5)  # the OSDs answer on a thread of their own
-        assert cluster.rule_of(2) == "sla_shared" and m._placer.move.sender.busy()
+        assert cluster.rule_of(2) == "sla_shared" and m._placer.sender.busy()
         cluster.ops[1] += 10_000
         m.tick()  # does not wait for the batch
         assert cluster.rule_of(2) == "sla_isolated_normal"
     finally:
         release.set()
-        m._placer.move.sender.wait(10)
-    assert not m._placer.move.sender.busy()
+        m._placer.sender.wait(10)
+    assert not m._placer.sender.busy()
     assert len(upmaps_sent) <= UPMAP_PARALLEL  # the round in flight, no more
 
 

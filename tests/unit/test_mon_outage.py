@@ -65,7 +65,7 @@ def _managed(cluster: FakeCluster) -> Any:
 def _tick(m: Any) -> None:
     started = time.monotonic()
     m.tick()
-    m._placer.move.sender.wait(DEADLINE + SLACK)  # the upmap batch's own thread
+    m._placer.sender.wait(DEADLINE + SLACK)  # the upmap batch's own thread
     assert time.monotonic() - started < DEADLINE + 2 * SLACK
 
 

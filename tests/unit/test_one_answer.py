@@ -23,7 +23,7 @@ def ticks(m: Any, n: int) -> None:
         m.tick()
         m._rules.wait(5)
         m._admission.facts.limits.wait(5)
-        m._placer.move.sender.wait(5)
+        m._placer.sender.wait(5)
 
 
 def json_of(result: Any) -> Any:
@@ -216,7 +216,7 @@ def clocked(m: Any, cluster: FakeCluster, n: int, reads: dict[int, float]) -> No
             m._ticker.run(m.clock)
         m._rules.wait(5)
         m._admission.facts.limits.wait(5)
-        m._placer.move.sender.wait(5)
+        m._placer.sender.wait(5)
 
 
 def test_pool_set_plan_status_and_the_tick_agree_when_the_devices_decide() -> None:

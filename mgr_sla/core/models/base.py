@@ -1,17 +1,21 @@
 """The interface of a strategy's pure model (`StrategyModel`: plain data in
 and out, no mgr, no state of its own) and the plain data it speaks in.
 
-Two models: copy.py (a size toggle on sla_copy_N) and move.py (a rule swap
-plus the module's pg_upmap_items), listed in registry.py. The acting half of
-each strategy (placement/) builds on its model."""
+Three models: copy.py (a size toggle on sla_copy_N), move.py (a rule swap
+plus the module's pg_upmap_items) and ec.py (an erasure-coded pool's rule
+swap plus the module's shard entries), listed in registry.py. The acting half
+of each strategy (placement/) builds on its model. What the rest of the module
+needs to know of a strategy it asks here, so that nothing outside the models,
+the strategies and the registries names one."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from ..cluster import PoolInfo
 from ..decision import Mode
+from ..device_prior import UrgentPart
 from ..maps import MapSnapshot
 from ..state import PoolRole, PoolTarget, Strategy
 from ..switch_cost import Capacity, PoolCostInputs, SwitchCost
@@ -44,6 +48,13 @@ class StrategyModel(Protocol):
     """What a strategy wants of a pool: pure, no mgr, no state of its own."""
 
     kind: Strategy
+    erasure: bool  # it shares erasure-coded pools (and only those); else replicated ones
+    changes_size: bool  # shared mode changes the pool's size: the nosizechange flag blocks it
+    # its rules are generated from each pool's own rule: the verifier needs those pools
+    rules_from_own_rule: bool
+    # the module's own pg_upmap_items place the pool once shared (`planned_urgent_pgs`);
+    # else CRUSH alone does (`shared_rule`)
+    places_by_entries: bool
 
     def target(self, role: PoolRole, mode: Mode) -> PoolTarget:
         """The pool's rule and size in `mode`."""
@@ -78,3 +89,15 @@ class StrategyModel(Protocol):
 
     def switch_moves(self, pool: PoolUp, maps: MapSnapshot, target: Mode) -> dict[str, int]:
         """Per PG, the replicas a switch to `target` moves."""
+
+    def urgent_part(self, read_fraction: float, size: int, urgent_share: float
+                    ) -> UrgentPart:
+        """The pool's part on the urgent region once shared, at its mix, as
+        the device prior weighs it (core/device_prior.py)."""
+
+    def planned_urgent_pgs(self, pool: PoolUp, size: int, maps: MapSnapshot,
+                           cache: dict[Any, Any]) -> dict[int, int]:
+        """Per urgent OSD, the pool's PGs the module's entries would put there
+        once shared, planned on its up sets as they are (`size`: its isolated
+        size; `cache`: per-PG plans, kept while the regions stay). Asked only
+        of a strategy that `places_by_entries`."""

@@ -14,9 +14,12 @@ the new size; the pool's own min_size is set back at once.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ...crush_rules.rules import MAX_COPY_SIZE, copy_rule_name
 from ..cluster import PoolInfo
 from ..decision import Mode
+from ..device_prior import UrgentPart
 from ..maps import MapSnapshot
 from ..state import RULE_ISOLATED_NORMAL, PoolRole, PoolTarget, Role, Strategy, UrgentPlacement
 from ..switch_cost import (
@@ -42,6 +45,10 @@ class CopyModel:
     sla_isolated_normal at size N (the size it had) in isolated mode."""
 
     kind = Strategy.COPY
+    erasure = False
+    changes_size = True  # N+1 while shared
+    rules_from_own_rule = False
+    places_by_entries = False  # CRUSH places the extra copy (sla_copy_N)
 
     def target(self, role: PoolRole, mode: Mode) -> PoolTarget:
         base = role.base_size
@@ -108,3 +115,16 @@ class CopyModel:
     def switch_moves(self, pool: PoolUp, maps: MapSnapshot, target: Mode) -> dict[str, int]:
         """Shared adds one copy to every PG; isolation drops it, moving nothing."""
         return {pg: 1 for pg in pool.up} if target is Mode.SHARED else {}
+
+    def urgent_part(self, read_fraction: float, size: int, urgent_share: float
+                    ) -> UrgentPart:
+        """The extra copy is every PG's primary: the urgent region serves every
+        read and takes one copy of every write (of the pool's isolated work);
+        every op has a member there."""
+        moved = (read_fraction + (1 - read_fraction) * WRITE_COST) / isolated_hdd_work(
+            read_fraction, size)
+        return UrgentPart(moved, 1.0, 1.0)
+
+    def planned_urgent_pgs(self, pool: PoolUp, size: int, maps: MapSnapshot,
+                           cache: dict[Any, Any]) -> dict[int, int]:
+        return {}  # no entries of its own: CRUSH maps the copy (`shared_rule`)

@@ -17,10 +17,12 @@ moves data shards first, so a read-heavy pool's reads leave the HDDs first.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ...crush_rules.ec_rules import ec_rule_name
 from ..cluster import PoolInfo
 from ..decision import Mode
+from ..device_prior import UrgentPart
 from ..maps import MapSnapshot
 from ..state import RULE_ISOLATED_NORMAL, PoolRole, PoolTarget, Role, Strategy
 from ..switch_cost import (
@@ -31,7 +33,7 @@ from ..switch_cost import (
     capped_gain,
     entries_cost,
 )
-from ..upmap.ec_plan import plan_ec_pool
+from ..upmap.ec_plan import ec_urgent_pgs, plan_ec_pool
 from .base import PoolUp, RuleNeeds
 
 
@@ -68,6 +70,10 @@ class EcModel:
     sla_ec_<own rule> and the module's shard entries while shared."""
 
     kind = Strategy.EC
+    erasure = True
+    changes_size = False
+    rules_from_own_rule = True  # sla_ec_<own rule>, generated from the pool's own rule
+    places_by_entries = True  # the module's shard entries
 
     def target(self, role: PoolRole, mode: Mode) -> PoolTarget:
         own = role.original_rule
@@ -127,3 +133,16 @@ class EcModel:
         moved = {pg: sum(1 for pair in pairs if pair not in set(pool.items.get(pg, ())))
                  for pg, pairs in plan.wanted.items()}
         return {pg: n for pg, n in moved.items() if n}
+
+    def urgent_part(self, read_fraction: float, size: int, urgent_share: float
+                    ) -> UrgentPart:
+        """A read reads whole stripes and a write writes every shard: an op
+        has a member on the urgent region on share x size of the PGs (at most
+        all) and waits for every shard it touches, on both regions."""
+        touched = min(1.0, urgent_share * size)
+        return UrgentPart(urgent_share, touched, touched, reads_wait_for_all=True)
+
+    def planned_urgent_pgs(self, pool: PoolUp, size: int, maps: MapSnapshot,
+                           cache: dict[Any, Any]) -> dict[int, int]:
+        """The shard entries planned for the pool (its size is its k+m)."""
+        return ec_urgent_pgs(pool.up, pool.items, maps.regions, pool.info)

@@ -8,9 +8,11 @@ urgent pools use the same entries to put their primary on the urgent class.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..cluster import PoolInfo
 from ..decision import Mode
+from ..device_prior import UrgentPart
 from ..maps import MapSnapshot
 from ..state import (
     RULE_HYBRID,
@@ -31,7 +33,7 @@ from ..switch_cost import (
     entries_cost,
     isolated_hdd_work,
 )
-from ..upmap.planner import switch_moves
+from ..upmap.planner import plan_pool, switch_moves
 from .base import PoolUp, RuleNeeds
 from .ec import replicated_only
 
@@ -44,6 +46,10 @@ class MoveModel:
     class by the same entries)."""
 
     kind = Strategy.MOVE
+    erasure = False
+    changes_size = False
+    rules_from_own_rule = False
+    places_by_entries = True  # the planner's pg_upmap_items
 
     def target(self, role: PoolRole, mode: Mode) -> PoolTarget:
         if role.role is Role.URGENT:
@@ -92,3 +98,19 @@ class MoveModel:
     def switch_moves(self, pool: PoolUp, maps: MapSnapshot, target: Mode) -> dict[str, int]:
         return switch_moves(pool.up, pool.items, maps.regions, pool.info.size, target.value,
                             pool=pool.info)
+
+    def urgent_part(self, read_fraction: float, size: int, urgent_share: float
+                    ) -> UrgentPart:
+        """The urgent share of the replicas, primaries included: that share
+        of the work and of the reads; a write waits on the PGs with one of
+        their replicas there (share x size of them, at most all)."""
+        return UrgentPart(urgent_share, urgent_share, min(1.0, urgent_share * size))
+
+    def planned_urgent_pgs(self, pool: PoolUp, size: int, maps: MapSnapshot,
+                           cache: dict[Any, Any]) -> dict[int, int]:
+        """The planner's entries for the pool (an isolated pool maps like
+        sla_shared: the entries are what sharing would add)."""
+        regions = maps.regions
+        plan = plan_pool(pool.pool_id, pool.up, pool.items, regions, size, "shared", cache,
+                         pool=pool.info)
+        return plan.urgent_pgs(regions.members(regions.urgent_class))

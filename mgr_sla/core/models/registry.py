@@ -27,9 +27,16 @@ AUTO_ORDER = (Strategy.COPY, Strategy.MOVE)
 
 
 def strategies_for(info: PoolInfo) -> tuple[Strategy, ...]:
-    """The strategies a pool's kind allows: ec for an erasure-coded pool,
-    copy and move (in AUTO_ORDER) for a replicated one."""
-    return (Strategy.EC,) if info.erasure else AUTO_ORDER
+    """The strategies a pool's kind allows (AUTO_ORDER's first): ec for an
+    erasure-coded pool, copy and move for a replicated one."""
+    ordered = (*AUTO_ORDER, *(kind for kind in MODELS if kind not in AUTO_ORDER))
+    return tuple(kind for kind in ordered if MODELS[kind].erasure == info.erasure)
+
+
+def choices(role: PoolRole) -> tuple[Strategy, ...]:
+    """The strategies a normal pool's next switch to shared may use: an auto
+    pool's every one (AUTO_ORDER), else its own."""
+    return AUTO_ORDER if role.auto else (role.strategy,)
 
 
 def kind_of(role: PoolRole) -> Strategy:
@@ -38,6 +45,13 @@ def kind_of(role: PoolRole) -> Strategy:
 
 def model_of(role: PoolRole) -> StrategyModel:
     return MODELS[kind_of(role)]
+
+
+def others_weight_set(role: PoolRole) -> bool:
+    """The pool has a weight set its own strategy does not need: an auto
+    pool's, installed for another of its strategies. A strategy's release
+    removes what it needs, so this one is left for the caller to remove."""
+    return role_needs(role).weight_set and not model_of(role).needs(role).weight_set
 
 
 def target(role: PoolRole, mode: Mode) -> PoolTarget:

@@ -184,9 +184,5 @@ def ec_urgent_pgs(up_sets: Mapping[str, Sequence[int]], current: Mapping[str, Pa
                   regions: Regions, pool: PoolInfo) -> dict[int, int]:
     """Per urgent OSD, the pool's PGs with a shard there once shared: its
     planned entries (the admission's projection)."""
-    urgent = regions.members(regions.urgent_class)
-    counts: dict[int, int] = {}
-    for pairs in plan_ec_pool(up_sets, current, regions, pool, "shared").wanted.values():
-        for to in {to for _, to in pairs if to in urgent}:
-            counts[to] = counts.get(to, 0) + 1
-    return counts
+    plan = plan_ec_pool(up_sets, current, regions, pool, "shared")
+    return plan.urgent_pgs(regions.members(regions.urgent_class))

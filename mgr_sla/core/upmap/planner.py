@@ -42,7 +42,7 @@ come and go. Everything here is plain data in, plain data out.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -89,6 +89,14 @@ class PoolPlan:
     @property
     def pending(self) -> int:
         return len(self.set_items) + len(self.remove)
+
+    def urgent_pgs(self, urgent: Collection[int]) -> dict[int, int]:
+        """Per urgent OSD, the PGs its wanted pairs put a member on there."""
+        counts: dict[int, int] = {}
+        for pairs in self.wanted.values():
+            for to in {to for _, to in pairs if to in urgent}:
+                counts[to] = counts.get(to, 0) + 1
+        return counts
 
 
 def _same(a: Iterable[Sequence[int]], b: Iterable[Sequence[int]]) -> bool:
