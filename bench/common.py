@@ -87,7 +87,8 @@ def emulated_main(argv: list[str] | None, *, who: str, doc: str | None, out: str
     # the release of the cluster the figures came from (a release root's), where
     # the run says which
     block["ceph_release"] = results.pop("ceph_release", block["ceph_release"])
-    results = {"provenance": block, **results}
+    recorded = {"module_options": extra["options"]} if module_options else {}
+    results = {"provenance": block, **recorded, **results}
     write_json(args.out, results)
     print(table(results))
     print(f"{who}: results in {args.out} after {results['elapsed_secs']:.0f} s")

@@ -3,6 +3,7 @@ that needs a third-party module it lacks ends in one line naming what to
 install (pip install '.[bench]'), not a traceback."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -61,3 +62,17 @@ def test_module_options_reach_the_run() -> None:
                               tools=(), strategy="upmap", smoke_help="", run=run,
                               sizes=(None, None), table=str, module_options=True)
     assert rc == 2 and seen == {"share_past_min_size": "true", "min_gain": "0"}
+
+
+def test_module_options_are_recorded_with_the_results(tmp_path: Path) -> None:
+    from bench import common
+
+    def run(plan: object, speeds: object, say: object, options: dict[str, str]) -> dict:
+        return {"elapsed_secs": 1.0}
+    out = tmp_path / "r.json"
+    rc = common.emulated_main(["--module-option", "share_past_min_size=true", "--out", str(out)],
+                              who="t", doc="", out="t.json", tools=(), strategy="upmap",
+                              smoke_help="", run=run, sizes=(None, None), table=str,
+                              module_options=True)
+    assert rc == 0
+    assert json.loads(out.read_text())["module_options"] == {"share_past_min_size": "true"}
