@@ -157,11 +157,9 @@ def manage_more(m: Any, cluster: ScaledCluster, pools: int) -> int:
 def admissions(m: Any, times: int) -> list[float]:
     """One admission refresh: the facts read from the mgr's data and `admit`
     run on them (what a new OSD map epoch costs the admission)."""
-    from mgr_sla.shell.admission_step import snapshot
-
     maps, settings = m._maps.last(), m._settings
     with m._store.lock:
-        seen = snapshot(m._store.state())
+        seen = m._store.state().snapshot()
     return [timed(lambda: m._admission.refresh(time.time(), seen, maps, settings, force=True))
             for _ in range(times)]
 

@@ -29,7 +29,7 @@ from .core.state import Role, Strategy, UrgentPlacement
 from .core.status import StatusFacts, status_dict
 from .placement.placer import Placer
 from .shell import compat, config_warnings
-from .shell.admission_step import AdmissionStep, snapshot
+from .shell.admission_step import AdmissionStep
 from .shell.advice_commands import Advisor
 from .shell.balancer_guard import BalancerGuard
 from .shell.commands_io import ModeArg, OutputFormat, refuse, reply
@@ -302,7 +302,8 @@ class Module(MgrModule):
             state = self._store.state()
             state.pinned = None if mode is ModeArg.AUTO else Mode(mode.value)
             state.sent_back.clear()  # the operator's word: the admission decides afresh
-            self._store.save()
+            self._store.mark_dirty()
+        self._store.write_back()  # outside the lock: a mon round trip
         text = "mode: auto\n" if mode is ModeArg.AUTO else f"mode pinned to {mode.value}\n"
         return reply(format, {"pinned": None if mode is ModeArg.AUTO else mode.value}, text)
 
@@ -342,7 +343,7 @@ class Module(MgrModule):
         now, settings = time.time(), self._settings
         maps = self._maps.current(now, settings.region_spec())
         with self._store.lock:
-            seen = snapshot(self._store.state())
+            seen = self._store.state().snapshot()
         return self._admission.first_strategy(now, seen, maps, settings, info, original_rule)
 
     @compat.write_command("sla pool rm")

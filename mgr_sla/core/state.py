@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import json
 from collections.abc import Container
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from .decision import DecisionState, Mode
@@ -206,6 +206,13 @@ class ModuleState:
             pools = tuple(p for p in step.pools if p in exist)
             self.last_step = StepRecord(step.at, step.epoch, pools) if pools else None
         return gone
+
+    def snapshot(self) -> ModuleState:
+        """A copy to read outside the status lock: its own containers (the
+        records in them are shared, and read only)."""
+        return replace(self, roles=dict(self.roles), history=list(self.history),
+                       sent_back=dict(self.sent_back), blocked_total=dict(self.blocked_total),
+                       sizes=dict(self.sizes))
 
     def last_switch(self) -> SwitchRecord | None:
         real = [r for r in self.history if not r.dry_run]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from ..core.activity import PoolPeriod
@@ -47,16 +46,9 @@ from .mgr_port import MgrPort
 from .state_store import StateStore
 
 
-def snapshot(state: ModuleState) -> ModuleState:
-    """A copy of the state to read outside the status lock."""
-    return replace(state, roles=dict(state.roles), history=list(state.history),
-                   sent_back=dict(state.sent_back), blocked_total=dict(state.blocked_total),
-                   sizes=dict(state.sizes))
-
-
 def snapshot_of(state: ModuleState, seen: ModuleState | None) -> ModuleState:
     """This tick's copy, with the roles as they are now (a strategy change)."""
-    return seen if seen is not None and seen.roles == state.roles else snapshot(state)
+    return seen if seen is not None and seen.roles == state.roles else state.snapshot()
 
 
 LEDGER_KEY = "gain_ledger"  # the module's store: the measured gains' sums
@@ -70,6 +62,7 @@ class AdmissionStep:
         self.ledger = GainLedger()
         self._ledger_saved = -1  # the ledger's version in the store (-1: not read yet)
         self._ledger_saved_at = -math.inf
+        self._ledger_due: tuple[int, str] | None = None  # (version, text) for write_ledger
         self.facts = FactReader(mgr, read_fraction, self.ledger, up_sets)
         self.isolation = IsolationWatch(mgr, health, self.facts.num_pgs)  # the normal OSDs
         # published whole: status, plan and metrics read them from other threads
@@ -172,7 +165,8 @@ class AdmissionStep:
                                    "shared (%s)", maps.view.pools[pid].name, old.strategy.value,
                                    new.strategy.value, self.admission.pools[pid].choice.why)
                 state.roles[pid] = new
-            roles, copy = dict(state.roles), snapshot(state)
+            store.mark_dirty()  # written back at the tick's end
+            roles, copy = dict(state.roles), state.snapshot()
         self.refresh(now, copy, maps, settings, force=True)
         return roles
 
@@ -210,6 +204,7 @@ class AdmissionStep:
                 message = f"sla: pool {name} goes back to isolated now: {why}"
                 (self._mgr.log.info if is_loss(why) else self._mgr.log.warning)(message)
                 self._mgr.cluster_log(message)
+            store.mark_dirty()
 
     def _repeer(self, now: float, facts: SharingNow, sent_back: bool) -> None:
         """PGs still stuck with an urgent OSD once the pools went back: an OSD
@@ -231,7 +226,8 @@ class AdmissionStep:
         the pools kept isolated, filed apart);
         comparable only while the urgent clients are below the low threshold
         (then a normal pool's service is what its placement gives it). The
-        ledger goes to the store as a window is filed: a failover keeps it."""
+        ledger's text is taken as a window is filed (the caller holds the
+        status lock) and written by write_ledger: a failover keeps it."""
         try:
             quiet = urgent_iops is not None and urgent_iops < settings.thresholds().low_iops
         except ThresholdError:
@@ -251,8 +247,15 @@ class AdmissionStep:
         if self.ledger.version != self._ledger_saved \
                 and now - self._ledger_saved_at >= settings.gain_window_secs:
             self._ledger_saved_at = now  # tried once a window while the mon does not take it
-            if self._mgr.set_store(LEDGER_KEY, self.ledger.to_json()) is not False:
-                self._ledger_saved = self.ledger.version
+            self._ledger_due = (self.ledger.version, self.ledger.to_json())
+
+    def write_ledger(self) -> None:
+        """The ledger's text, taken by fold as a window was filed, into the
+        store: a mon round trip, so never under the status lock. One the mon
+        did not take is tried again with the next window's."""
+        due, self._ledger_due = self._ledger_due, None
+        if due is not None and self._mgr.set_store(LEDGER_KEY, due[1]) is not False:
+            self._ledger_saved = due[0]
 
     @property
     def shared_pools(self) -> frozenset[int]:

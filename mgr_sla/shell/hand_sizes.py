@@ -64,8 +64,8 @@ class HandSizes:
     @staticmethod
     def intend(state: ModuleState, changes: Iterable[PoolChange]) -> bool:
         """What the plan's size and min_size commands set, on record before
-        they go out (the caller holds the status lock and saves the state
-        first); whether any was recorded."""
+        they go out (the caller holds the status lock, and writes the state
+        once it is released, before the commands); whether any was recorded."""
         recorded = False
         for change in changes:
             record = intended(change, state.sizes.get(change.pool_id))

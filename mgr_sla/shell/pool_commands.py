@@ -239,7 +239,8 @@ class PoolCommands:
                 if role is None:
                     return refuse(errno.ENOENT, f"pool '{pool}' is not managed by sla")
                 record = self._store.state().sizes.pop(info.pool_id, None)
-                self._store.save()
+                self._store.mark_dirty()
+            self._store.write_back()  # on record before the release's commands
             released = self._release_one(info.pool_id, role, view, record)
             if released.failed:
                 self._remanage(info.pool_id, role, record)
@@ -265,7 +266,8 @@ class PoolCommands:
                 roles, records = dict(state.roles), dict(state.sizes)
                 state.roles.clear()
                 state.sizes.clear()
-                self._store.save()
+                self._store.mark_dirty()
+            self._store.write_back()
             report: dict[str, Any] = {}
             errors = []
             for pool_id, role in sorted(roles.items()):
@@ -321,7 +323,8 @@ class PoolCommands:
                 state.sizes.pop(pool_id, None)
             else:
                 state.sizes[pool_id] = record
-            self._store.save()
+            self._store.mark_dirty()
+        self._store.write_back()  # the command answers once its change is in the store
         # the tick's maps may predate the pool (its notify not delivered yet):
         # read again, or the tick would forget the role of a pool it cannot see
         self._maps.mark_dirty()

@@ -1,8 +1,8 @@
-"""One tick of the module in five steps: measure (read the mgr), plan (the
-pure step, tick.plan_tick), act (mon commands), track (the switch under way),
-persist (the mon store, health). The tick runs under the store's act lock
-(Module.tick); it takes the status lock once in each of measure, plan and
-track, to read or record state, never across a mon round trip.
+"""One tick in five steps: measure (read the mgr), plan (the pure step,
+tick.plan_tick), act (mon commands), track (the switch under way), persist
+(the mon store, outside the status lock; health). The tick runs under the
+store's act lock (Module.tick); it takes the status lock once in each of
+measure, plan and track, never across a mon round trip.
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from ..core.state import ModuleState, PoolRole, Role, StepRecord, SwitchRecord
 from ..core.tick import PoolChange, PoolNow, TickInputs, TickPlan, plan_tick
 from ..placement.placer import Placer
 from . import config_warnings
-from .admission_step import AdmissionStep, snapshot
+from .admission_step import AdmissionStep
 from .advice_commands import USAGE_KEY, Advisor
 from .balancer_guard import BalancerGuard
 from .hand_sizes import HandSizes
@@ -39,7 +39,7 @@ from .map_reader import MapReader
 from .mgr_port import MgrPort
 from .pool_activity import PoolActivity
 from .rules_verifier import RulesVerifier, rules_needed
-from .state_store import StateStore
+from .state_store import StateStore, StateText
 from .switch_tracker import SwitchTracker
 
 
@@ -102,13 +102,13 @@ class TickRunner:
 
     def run(self, now: float) -> None:
         seen = self._measure(now)
-        plan, switched = self._plan_step(seen)
-        if switched is not None:
-            # the switch is on record before its first command: a mgr that
-            # takes over mid-switch carries it on instead of switching back
-            self._store.save_text(switched)
+        plan, ahead = self._plan_step(seen)
+        # a switch (or a size set) is on record before its first command: a mgr
+        # that takes over mid-switch carries it on instead of switching back;
+        # the tick's one write of the state (the rest waits for the next tick)
+        self._store.write(ahead)
         failed, applied, maps = self._act(seen, plan)
-        saved, usage = self._track_step(seen, maps, plan, failed, applied)
+        saved, usage = self._track_step(seen, maps, plan, failed, applied, ahead is None)
         self._persist(saved, usage)
 
     def watch(self, now: float) -> None:
@@ -128,10 +128,11 @@ class TickRunner:
         summary = None if all_settled(self._pg_status) else self._mgr.get("pg_summary")
         with self._store.lock:
             state = self._store.state()
-            self._forget_deleted_pools(state, maps)
+            for pool_id in state.forget_pools(maps.view.pools):
+                self._mgr.log.info("sla: pool %d no longer exists; forgetting its role", pool_id)
             self._hands.judge(now, state, maps)  # before all else: the roles as they now are
             roles = dict(state.roles)
-            seen = self._seen = snapshot(state)
+            seen = self._seen = state.snapshot()
         periods = self._activity.read(frozenset(roles))
         df = None if periods is not None else self._mgr.get("df")
         if reads_only:  # nothing below while the monitors are silent (watch)
@@ -168,8 +169,8 @@ class TickRunner:
                              seen.state.decision.mode is Mode.SHARED)
 
     # ---- plan ----------------------------------------------------------------
-    def _plan_step(self, seen: Measured) -> tuple[TickPlan | None, str | None]:
-        """The plan, its decision recorded; the state to save first (a switch, a size set)."""
+    def _plan_step(self, seen: Measured) -> tuple[TickPlan | None, StateText | None]:
+        """The plan, its decision recorded; the state to write ahead (a switch, a size set)."""
         with self._store.lock:
             self._fold(seen)
             plan = self._plan(seen.state, seen.maps, seen.summary, seen.now)
@@ -177,7 +178,9 @@ class TickRunner:
                 return None, None
             self._record_plan(seen.state, plan, seen.maps.view.epoch, seen.now)
             sizes = self._hands.intend(seen.state, plan.pool_changes)  # on record first too
-            return plan, seen.state.to_json() if plan.switch or sizes else None
+            if plan.switch or sizes:
+                self._store.mark_dirty()
+            return plan, self._store.take() if plan.switch or sizes else None
 
     def _plan(self, state: ModuleState, maps: MapSnapshot, summary: dict[str, Any] | None,
               now: float) -> TickPlan | None:
@@ -318,11 +321,11 @@ class TickRunner:
 
     # ---- track and persist -----------------------------------------------------
     def _track_step(self, seen: Measured, maps: MapSnapshot, plan: TickPlan | None,
-                    failed: list[Gate], applied: list[PoolChange]
-                    ) -> tuple[str, str | None]:
+                    failed: list[Gate], applied: list[PoolChange], write: bool
+                    ) -> tuple[StateText | None, str | None]:
         """The gates and the switch under way, the pools the mon took toward
         shared in the urgent write budget (one it refused wrote nothing
-        there); the state and usage to save."""
+        there); the state (unless written ahead) and usage to write."""
         state = seen.state
         refused = [c for c in (plan.pool_changes if plan is not None else ())
                    if c.drops_a_copy and c not in applied]
@@ -342,12 +345,14 @@ class TickRunner:
             self._track(state, maps, seen.now)
             usage = self._advisor.record_usage(seen.now, self.urgent_iops if any(
                 r.role is Role.URGENT for r in state.roles.values()) else None)
-            return state.to_json(), usage
+            self._store.mark_dirty()  # this tick's changes, whatever they were
+            return self._store.take() if write else None, usage
 
-    def _persist(self, saved: str, usage: str | None) -> None:
-        self._store.save_text(saved)
+    def _persist(self, saved: StateText | None, usage: str | None) -> None:
+        self._store.write(saved)
         if usage is not None:
             self._mgr.set_store(USAGE_KEY, usage)
+        self._admission.write_ledger()
         self._mgr.set_health_checks(self.health_checks())
 
     def _track(self, state: ModuleState, maps: MapSnapshot, now: float) -> None:
@@ -389,10 +394,6 @@ class TickRunner:
 
     def max_misplaced(self) -> float:
         return config_warnings.max_misplaced(self._settings(), self._mgr)
-
-    def _forget_deleted_pools(self, state: ModuleState, maps: MapSnapshot) -> None:
-        for pool_id in state.forget_pools(maps.view.pools):
-            self._mgr.log.info("sla: pool %d no longer exists; forgetting its role", pool_id)
 
     def health_checks(self) -> dict[str, Any]:
         return {**self._health.snapshot(), **switch_blocked_check(self.gates)}

@@ -225,6 +225,7 @@ def test_a_new_mgr_takes_the_ledger_the_last_one_kept() -> None:
     for t in range(200):
         first._admission.fold(float(t), {2: period(20, 0.5, 10.0, 40.0)}, roles, 0.0,
                               settings, frozenset(), False)
+        first._admission.write_ledger()  # as the tick does, the status lock released
     kept = store.get(LEDGER_KEY)
     assert kept is not None and '"isolated"' in kept
     second = make_module(cluster, store, {})
