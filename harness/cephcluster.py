@@ -9,7 +9,7 @@ import os
 import subprocess
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -171,6 +171,31 @@ class Cluster:
                                      f"{dict(sorted(why.items())[:8])}")
             return True
         wait_for("every PG active+clean on the map of now", settled, timeout)
+
+    def wait_no_strays(self, osds: Iterable[int], timeout: float = 300) -> None:
+        """Each OSD of `osds` holds no PG the map does not give it, by its own
+        report (`pg dump osds`: strays included). A copy left from before (a
+        stray, deleted a transaction at a time once its PG is clean) is brought
+        up to date from the PG's log when the PG maps back there: by recovery,
+        which osd_max_backfills does not hold, where a new copy backfills."""
+        wanted = set(osds)
+
+        def none() -> bool:
+            listed = self.json("pg", "ls")
+            pgs = listed.get("pg_stats", []) if isinstance(listed, dict) else listed
+            mapped = dict.fromkeys(wanted, 0)
+            for pg in pgs:
+                for osd in set(pg["up"]) | set(pg["acting"]):
+                    if osd in mapped:
+                        mapped[osd] += 1
+            dumped = self.json("pg", "dump", "osds")
+            stats = dumped.get("osd_stats", []) if isinstance(dumped, dict) else dumped
+            held = {int(o["osd"]): int(o["num_pgs"]) for o in stats if int(o["osd"]) in wanted}
+            extra = {o: held[o] - mapped[o] for o in sorted(wanted) if held.get(o, 0) > mapped[o]}
+            if extra:
+                raise AssertionError(f"PGs held beyond the map, per OSD: {extra}")
+            return True
+        wait_for(f"no stray PGs on osd {sorted(wanted)}", none, timeout)
 
     def wait_clean(self, timeout: float = 180) -> None:
         def clean() -> bool | str:
