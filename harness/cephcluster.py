@@ -189,8 +189,11 @@ class Cluster:
                     if osd in mapped:
                         mapped[osd] += 1
             dumped = self.json("pg", "dump", "osds")
-            stats = dumped.get("osd_stats", []) if isinstance(dumped, dict) else dumped
+            stats = dumped if isinstance(dumped, list) else dumped.get(
+                "osd_stats", dumped.get("pg_map", {}).get("osd_stats"))
             held = {int(o["osd"]): int(o["num_pgs"]) for o in stats if int(o["osd"]) in wanted}
+            if set(held) != wanted:
+                raise AssertionError(f"no report of osd {sorted(wanted - set(held))}")
             extra = {o: held[o] - mapped[o] for o in sorted(wanted) if held.get(o, 0) > mapped[o]}
             if extra:
                 raise AssertionError(f"PGs held beyond the map, per OSD: {extra}")
