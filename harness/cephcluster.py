@@ -151,6 +151,11 @@ class Cluster:
     def pool_rule(self, pool: str) -> str:
         return self.json("osd", "pool", "get", pool, "crush_rule")["crush_rule"]
 
+    def pg_stats(self) -> list[dict[str, Any]]:
+        """Every PG's own stats (`pg ls`: a list, or under pg_stats by release)."""
+        listed = self.json("pg", "ls")
+        return list(listed.get("pg_stats", []) if isinstance(listed, dict) else listed)
+
     def wait_settled(self, timeout: float = 300) -> None:
         """Every PG active+clean on the mon's map of now (harness.settle says
         why a PG's own stats are not enough, nor its reported epoch)."""
@@ -162,8 +167,7 @@ class Cluster:
                                             "--test-map-pgs-dump-all"),
                                   capture_output=True, text=True, check=True, timeout=60).stdout
             osds = self.json("osd", "dump")["osds"]
-            listed = self.json("pg", "ls")
-            pgs = listed.get("pg_stats", []) if isinstance(listed, dict) else listed
+            pgs = self.pg_stats()
             why = settle.unsettled(pgs, settle.parse_mapping(dump),
                                    {int(o["osd"]): int(o["up_from"]) for o in osds})
             if why:
@@ -181,8 +185,7 @@ class Cluster:
         wanted = set(osds)
 
         def none() -> bool:
-            listed = self.json("pg", "ls")
-            pgs = listed.get("pg_stats", []) if isinstance(listed, dict) else listed
+            pgs = self.pg_stats()
             mapped = dict.fromkeys(wanted, 0)
             for pg in pgs:
                 for osd in set(pg["up"]) | set(pg["acting"]):
